@@ -1,0 +1,337 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+
+	"github.com/ckpt-dev/ckpt/internal/config"
+	"github.com/ckpt-dev/ckpt/repo"
+	ckptsync "github.com/ckpt-dev/ckpt/sync"
+	"github.com/ckpt-dev/ckpt/templates"
+)
+
+// Exit codes (DESIGN.md, CLI contract).
+const (
+	exitOK       = 0
+	exitFailure  = 1
+	exitUsage    = 2
+	exitRejected = 3
+	exitBusy     = 4
+	exitConflict = 5
+)
+
+// Env is what a command may touch of the outside world; tests replace it.
+type Env struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	Getenv func(string) string
+	// Color is true when stdout is a terminal and NO_COLOR is unset.
+	Color bool
+}
+
+func stdEnv() *Env {
+	force := os.Getenv("CLICOLOR_FORCE")
+	color := (term.IsTerminal(int(os.Stdout.Fd())) || (force != "" && force != "0")) && os.Getenv("NO_COLOR") == ""
+	return &Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Color: color}
+}
+
+// exitError carries an exit code other than 1.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func usageError(format string, args ...any) error {
+	return &exitError{exitUsage, fmt.Errorf(format, args...)}
+}
+
+// silentExit ends with a code after the command already said what it had to say.
+type silentExit int
+
+func (s silentExit) Error() string { return fmt.Sprintf("exit %d", int(s)) }
+
+// Main runs the CLI and returns the exit code. It is the only place that decides codes.
+func Main(args []string, env *Env) int {
+	app := newApp(env)
+	err := app.Run(append([]string{"ckpt"}, args...))
+	if err == nil {
+		return exitOK
+	}
+	var silent silentExit
+	if errors.As(err, &silent) {
+		return int(silent)
+	}
+	msg, hint, _ := strings.Cut(err.Error(), "\nhint: ")
+	fmt.Fprintf(env.Stderr, "ckpt: %s\n", msg)
+	if hint != "" {
+		fmt.Fprintf(env.Stderr, "ckpt: hint: %s\n", hint)
+	}
+	return exitCode(err)
+}
+
+func exitCode(err error) int {
+	var ee *exitError
+	switch {
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.Is(err, repo.ErrInvalidSession), errors.Is(err, templates.ErrUnknown),
+		errors.Is(err, repo.ErrInvalidName):
+		return exitUsage
+	case errors.Is(err, ckptsync.ErrRejected):
+		return exitRejected
+	case errors.Is(err, repo.ErrBusy):
+		return exitBusy
+	}
+	return exitFailure
+}
+
+func newApp(env *Env) *cli.App {
+	app := &cli.App{
+		Name:  "ckpt",
+		Usage: "version an agent session's checkpoint files in git",
+		Description: `ckpt turns every write of a session's checkpoint.md into a commit in a per-session git
+repository, so nothing a session wrote is ever lost, and lets you browse the history
+section by section.
+
+Sessions live in the store: --home, else $CKPT_HOME, else .ckpt/ at the top of the
+enclosing git work tree (else in the current directory). A command that works on one
+session takes -s ID or $CKPT_SESSION.
+
+Exit codes: 0 ok (also "nothing to commit"), 1 failure, 2 usage error, 3 checkpoint
+rejected by check, 4 busy (lock timeout), 5 merge conflict left for resolution.`,
+		Reader:                 env.Stdin,
+		Writer:                 env.Stdout,
+		ErrWriter:              env.Stderr,
+		HideHelpCommand:        true,
+		UseShortOptionHandling: true,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "home", Usage: "the store directory", EnvVars: []string{"CKPT_HOME"}},
+		},
+		ExitErrHandler: func(*cli.Context, error) {},
+		OnUsageError: func(c *cli.Context, err error, _ bool) error {
+			return &exitError{exitUsage, err}
+		},
+		CommandNotFound: func(c *cli.Context, name string) {
+			fmt.Fprintf(env.Stderr, "ckpt: unknown command %q\nckpt: hint: ckpt --help lists the commands\n", name)
+		},
+		Commands: commands(env),
+	}
+	for _, c := range app.Commands {
+		c.OnUsageError = app.OnUsageError
+		for _, sub := range c.Subcommands {
+			sub.OnUsageError = app.OnUsageError
+		}
+	}
+	return app
+}
+
+// commands lists every command; each lives in its own file.
+func commands(env *Env) []*cli.Command {
+	return []*cli.Command{
+		initCommand(env),
+		writeCommand(env),
+		commitCommand(env),
+		checkCommand(env),
+		parseCommand(env),
+		logCommand(env),
+		showCommand(env),
+		diffCommand(env),
+		restoreCommand(env),
+		sessionsCommand(env),
+		pathCommand(env),
+		templatesCommand(env),
+	}
+}
+
+// sessionFlag is -s/--session, also read from CKPT_SESSION.
+func sessionFlag() cli.Flag {
+	return &cli.StringFlag{Name: "session", Aliases: []string{"s"}, Usage: "session `ID`", EnvVars: []string{"CKPT_SESSION"}}
+}
+
+func jsonFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "json", Usage: "print JSON for scripts"}
+}
+
+// noArgs rejects stray positional arguments, which are usually a mistyped flag.
+func noArgs(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return usageError("unexpected argument %q\nhint: ckpt %s --help", c.Args().First(), c.Command.Name)
+	}
+	return nil
+}
+
+// app is what a command needs once its flags are read: the store, the config, the service.
+type app struct {
+	env   *Env
+	home  string
+	store *repo.Store
+	cfg   *config.Config
+	svc   *ckptsync.Service
+}
+
+func open(c *cli.Context, env *Env) (*app, error) {
+	home, err := findHome(c.String("home"), env)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := config.Load(home)
+	if err != nil {
+		return nil, err
+	}
+	opts := repo.DefaultOptions()
+	opts.Fsync = cfg.FsyncOn()
+	if cfg.Core.LockTimeout.Duration > 0 {
+		opts.LockTimeout = cfg.Core.LockTimeout.Duration
+	}
+	if v := env.Getenv("CKPT_LOCK_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return nil, usageError("CKPT_LOCK_TIMEOUT=%q: %v", v, err)
+		}
+		opts.LockTimeout = d
+	}
+	if cfg.Core.PackThreshold != 0 {
+		opts.PackThreshold = cfg.Core.PackThreshold
+	}
+	if v := env.Getenv("CKPT_NOW"); v != "" {
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			return nil, usageError("CKPT_NOW=%q: want an RFC 3339 time: %v", v, err)
+		}
+		opts.Now = func() time.Time { return t }
+	}
+	if n := firstNonEmpty(env.Getenv("CKPT_AUTHOR_NAME"), env.Getenv("GIT_AUTHOR_NAME")); n != "" {
+		opts.Author.Name = n
+	}
+	if e := firstNonEmpty(env.Getenv("CKPT_AUTHOR_EMAIL"), env.Getenv("GIT_AUTHOR_EMAIL")); e != "" {
+		opts.Author.Email = e
+	}
+	st := repo.NewStore(home, opts)
+	return &app{env: env, home: home, store: st, cfg: cfg, svc: ckptsync.New(st, cfg)}, nil
+}
+
+func firstNonEmpty(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// findHome resolves the store: the flag (or CKPT_HOME), else the .ckpt directory we are
+// inside, else .ckpt/ at the top of the enclosing git work tree, else ./.ckpt.
+func findHome(flag string, env *Env) (string, error) {
+	if flag != "" {
+		return filepath.Abs(flag)
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	top := ""
+	for d := cwd; ; d = filepath.Dir(d) {
+		if filepath.Base(d) == ".ckpt" {
+			return d, nil
+		}
+		if top == "" {
+			if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
+				top = d
+			}
+		}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if top == "" {
+		top = cwd
+	}
+	return filepath.Join(top, ".ckpt"), nil
+}
+
+// ensureHome creates the store directory, with a .gitignore so that a store inside a git
+// work tree never shows up in that repository's status.
+func (a *app) ensureHome() error {
+	if err := os.MkdirAll(a.home, 0o755); err != nil {
+		return fmt.Errorf("create store %s: %w", a.home, err)
+	}
+	gi := filepath.Join(a.home, ".gitignore")
+	if _, err := os.Stat(gi); errors.Is(err, fs.ErrNotExist) {
+		_ = os.WriteFile(gi, []byte("# the ckpt store: its repositories are versioned on their own\n*\n"), 0o644)
+	}
+	return nil
+}
+
+// sessionID reads and validates -s.
+func sessionID(c *cli.Context) (repo.SessionID, error) {
+	s := c.String("session")
+	if !c.IsSet("session") && s == "" {
+		return "", usageError("no session given\nhint: pass -s ID or set CKPT_SESSION; ckpt sessions lists them")
+	}
+	id, err := repo.ParseSessionID(s)
+	if err != nil {
+		return "", &exitError{exitUsage, err}
+	}
+	return id, nil
+}
+
+// session opens the session named by -s.
+func (a *app) session(c *cli.Context) (*repo.Repo, error) {
+	id, err := sessionID(c)
+	if err != nil {
+		return nil, err
+	}
+	r, err := a.store.Open(id)
+	if errors.Is(err, repo.ErrNotFound) {
+		return nil, fmt.Errorf("%w\nhint: ckpt init -s %s creates it; ckpt sessions lists the sessions in %s", err, id, a.home)
+	}
+	return r, err
+}
+
+// readLock takes the shared lock of a repository for the duration of a read.
+func (a *app) readLock(r *repo.Repo) (repo.Unlock, error) {
+	return a.store.Lock(r.LockName, false)
+}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// relPath shows p relative to the current directory when it is below it.
+func relPath(p string) string {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return p
+	}
+	if rel, err := filepath.Rel(cwd, p); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return p
+}
+
+// colors for terminal output; empty when colour is off.
+type palette struct{ bold, red, green, cyan, yellow, reset string }
+
+func (e *Env) palette() palette {
+	if !e.Color {
+		return palette{}
+	}
+	return palette{"\x1b[1m", "\x1b[31m", "\x1b[32m", "\x1b[36m", "\x1b[33m", "\x1b[0m"}
+}

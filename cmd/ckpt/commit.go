@@ -1,0 +1,111 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/ckpt-dev/ckpt/repo"
+	"github.com/ckpt-dev/ckpt/sections"
+	ckptsync "github.com/ckpt-dev/ckpt/sync"
+)
+
+func commitCommand(env *Env) *cli.Command {
+	return &cli.Command{
+		Name:  "commit",
+		Usage: "commit the session's files as they are on disk",
+		Description: `Commits checkpoint.md, notes.md and spill files as a harness left them in the work
+tree (ckpt path -s ID prints where that is). The checkpoint is checked first; a
+rejected one is not committed (exit 3) and stays on disk as it is for you to fix.
+
+Examples:
+  ckpt commit -s alpha
+  ckpt commit -s alpha --trigger hook -m "pre-compaction snapshot"`,
+		Flags: []cli.Flag{
+			sessionFlag(),
+			&cli.StringFlag{Name: "message", Aliases: []string{"m"}, Usage: "describe the change in the commit subject"},
+			&cli.StringFlag{Name: "trigger", Value: "manual", Usage: "what caused the commit: " + strings.Join(ckptsync.Triggers, ", ")},
+			jsonFlag(),
+		},
+		Action: func(c *cli.Context) error { return runCommit(c, env) },
+	}
+}
+
+func runCommit(c *cli.Context, env *Env) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	trigger := c.String("trigger")
+	if !ckptsync.ValidTrigger(trigger) {
+		return usageError("--trigger %q: want one of %s", trigger, strings.Join(ckptsync.Triggers, ", "))
+	}
+	a, err := open(c, env)
+	if err != nil {
+		return err
+	}
+	r, err := a.session(c)
+	if err != nil {
+		return err
+	}
+	res, err := a.svc.CommitDisk(r, ckptsync.CommitOptions{Trigger: trigger, Message: c.String("message")})
+	return a.reportCommit(c, r, res, err)
+}
+
+// commitJSON is what write, commit, restore and sync print with --json.
+type commitJSON struct {
+	Session  string   `json:"session"`
+	Commit   string   `json:"commit"`
+	Changed  bool     `json:"changed"`
+	Subject  string   `json:"subject,omitempty"`
+	Sections []string `json:"sections"`
+	Files    []string `json:"files"`
+	Warnings []string `json:"warnings"`
+}
+
+// reportCommit prints the outcome of a commit: check messages, the commit made or "nothing
+// to commit", or the rejection (exit 3).
+func (a *app) reportCommit(c *cli.Context, r *repo.Repo, res ckptsync.Result, err error) error {
+	file := relPath(r.WorkPath(ckptsync.CheckpointFile))
+	var rej *ckptsync.RejectedError
+	if errors.As(err, &rej) {
+		printFindings(a.env, file, rej.Findings)
+		n := 0
+		for _, f := range rej.Findings {
+			if f.Severity == sections.Error {
+				n++
+			}
+		}
+		rev := strings.TrimPrefix(rej.Ref, "refs/ckpt/")
+		return &exitError{exitRejected, fmt.Errorf("%s: checkpoint rejected: %d error(s), nothing committed; the bytes are kept as %s\nhint: ckpt show -s %s --rev %s shows them", file, n, rev, r.ID, rev)}
+	}
+	if err != nil {
+		return err
+	}
+	printFindings(a.env, file, res.Findings)
+	if c.Bool("json") {
+		out := commitJSON{Session: r.ID, Commit: res.Commit.String(), Changed: res.Changed, Subject: res.Subject, Sections: []string{}, Files: []string{}, Warnings: []string{}}
+		for _, s := range res.Sections {
+			out.Sections = append(out.Sections, string(s))
+		}
+		out.Files = append(out.Files, res.Files...)
+		for _, f := range res.Findings {
+			out.Warnings = append(out.Warnings, f.Message)
+		}
+		return printJSON(a.env.Stdout, out)
+	}
+	if !res.Changed {
+		fmt.Fprintf(a.env.Stdout, "nothing to commit: %s is unchanged at %s\n", r.ID, repo.ShortHash(res.Commit))
+		return nil
+	}
+	fmt.Fprintf(a.env.Stdout, "%s %s\n", repo.ShortHash(res.Commit), res.Subject)
+	return nil
+}
+
+// printFindings prints check messages as file:line: severity: message, on standard error.
+func printFindings(env *Env, file string, fs []sections.Finding) {
+	for _, f := range fs {
+		fmt.Fprintf(env.Stderr, "%s:%d: %s: %s\n", file, f.Line, f.Severity, f.Message)
+	}
+}

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/ckpt-dev/ckpt/repo"
+	"github.com/ckpt-dev/ckpt/templates"
+)
+
+func initCommand(env *Env) *cli.Command {
+	return &cli.Command{
+		Name:  "init",
+		Usage: "create a session repository and its first commit",
+		Description: `Creates sessions/ID in the store: a git repository whose work tree holds checkpoint.md
+and notes.md rendered from the template, and commits them.
+
+With --worktree DIR the work tree is DIR, a directory a harness already writes: its
+existing checkpoint.md and notes.md are committed as they are; the git directory stays in
+the store, so nothing but the checkpoint files appears in DIR.
+
+Examples:
+  ckpt init -s alpha
+  ckpt init -s research --template eleven
+  ckpt init -s bot --worktree ~/.openclaw/sessions/bot`,
+		Flags: []cli.Flag{
+			sessionFlag(),
+			&cli.StringFlag{Name: "template", Aliases: []string{"t"}, Value: templates.Default, Usage: "checkpoint template: six, eleven, eleven-en or a NAME in <home>/templates"},
+			&cli.StringFlag{Name: "worktree", Usage: "bind the session to this existing `DIR`"},
+			jsonFlag(),
+		},
+		Action: func(c *cli.Context) error { return runInit(c, env) },
+	}
+}
+
+func runInit(c *cli.Context, env *Env) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	id, err := sessionID(c)
+	if err != nil {
+		return err
+	}
+	a, err := open(c, env)
+	if err != nil {
+		return err
+	}
+	name := c.String("template")
+	t, err := templates.Load(a.home, name)
+	if err != nil {
+		return &exitError{exitUsage, fmt.Errorf("%w\nhint: ckpt templates lists them", err)}
+	}
+	if t.Kind != templates.KindCheckpoint {
+		return usageError("template %s is a %s template, not a checkpoint template", name, t.Kind)
+	}
+	if err := a.ensureHome(); err != nil {
+		return err
+	}
+	r, h, err := a.svc.InitSession(id, name, c.String("worktree"), nil)
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		return printJSON(env.Stdout, sessionJSON{ID: r.ID, Path: r.Dir, Worktree: r.WorkDir, Template: name, Head: h.String()})
+	}
+	fmt.Fprintf(env.Stdout, "created session %s (template %s) in %s at %s\n", r.ID, name, relPath(r.WorkDir), repo.ShortHash(h))
+	return nil
+}

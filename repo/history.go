@@ -1,0 +1,253 @@
+package repo
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-billy/v5/osfs"
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+)
+
+// gitReader reads objects through go-git's storage.
+type gitReader struct {
+	storage *filesystem.Storage
+	repo    *git.Repository
+}
+
+func (r *Repo) reader() *gitReader {
+	if r.git == nil {
+		s := filesystem.NewStorage(osfs.New(r.GitDir), cache.NewObjectLRU(4<<20))
+		repo, _ := git.Open(s, nil) // only fails without a HEAD, which Init writes first
+		r.git = &gitReader{storage: s, repo: repo}
+	}
+	return r.git
+}
+
+// Reset drops cached readers, after the repository changed on disk behind our back.
+func (r *Repo) Reset() { r.git = nil }
+
+func (g *gitReader) commit(h Hash) (*object.Commit, error) {
+	c, err := object.GetCommit(g.storage, h)
+	if errors.Is(err, plumbing.ErrObjectNotFound) {
+		return nil, fmt.Errorf("commit %s: %w", short(h), ErrBadRevision)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read commit %s: %w", short(h), err)
+	}
+	return c, nil
+}
+
+func (g *gitReader) commitTree(h Hash) (Hash, error) {
+	c, err := g.commit(h)
+	if err != nil {
+		return ZeroHash, err
+	}
+	return c.TreeHash, nil
+}
+
+func (g *gitReader) treeFiles(h Hash) (map[string]Hash, error) {
+	t, err := object.GetTree(g.storage, h)
+	if err != nil {
+		return nil, fmt.Errorf("read tree %s: %w", short(h), err)
+	}
+	out := make(map[string]Hash, len(t.Entries))
+	for _, e := range t.Entries {
+		if e.Mode.IsFile() {
+			out[e.Name] = e.Hash
+		}
+	}
+	return out, nil
+}
+
+func (g *gitReader) blob(h Hash) ([]byte, error) {
+	b, err := object.GetBlob(g.storage, h)
+	if err != nil {
+		return nil, fmt.Errorf("read blob %s: %w", short(h), err)
+	}
+	rd, err := b.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer rd.Close()
+	return io.ReadAll(rd)
+}
+
+// CommitInfo is one commit as ckpt shows it.
+type CommitInfo struct {
+	Hash     Hash
+	Parents  []Hash
+	When     time.Time
+	Author   Signature
+	Message  string
+	Subject  string
+	Trailers []Trailer
+}
+
+// Trailer is one `Key: value` line of a commit message's last paragraph.
+type Trailer struct{ Key, Value string }
+
+// Trailer returns the value of the first trailer named key ("" if none).
+func (c CommitInfo) Trailer(key string) string {
+	for _, t := range c.Trailers {
+		if strings.EqualFold(t.Key, key) {
+			return t.Value
+		}
+	}
+	return ""
+}
+
+var trailerLine = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9-]*): (.*)$`)
+
+// ParseTrailers returns the trailers of a commit message: the lines of its last paragraph,
+// when every line there is `Key: value`.
+func ParseTrailers(msg string) []Trailer {
+	msg = strings.TrimRight(msg, "\n")
+	i := strings.LastIndex(msg, "\n\n")
+	if i < 0 {
+		return nil
+	}
+	var out []Trailer
+	for _, l := range strings.Split(msg[i+2:], "\n") {
+		m := trailerLine.FindStringSubmatch(l)
+		if m == nil {
+			return nil
+		}
+		out = append(out, Trailer{m[1], m[2]})
+	}
+	return out
+}
+
+func infoOf(c *object.Commit) CommitInfo {
+	subject, _, _ := strings.Cut(c.Message, "\n")
+	return CommitInfo{
+		Hash:     c.Hash,
+		Parents:  c.ParentHashes,
+		When:     c.Committer.When,
+		Author:   Signature{c.Author.Name, c.Author.Email},
+		Message:  c.Message,
+		Subject:  subject,
+		Trailers: ParseTrailers(c.Message),
+	}
+}
+
+// Commit returns one commit.
+func (r *Repo) CommitInfo(h Hash) (CommitInfo, error) {
+	c, err := r.reader().commit(h)
+	if err != nil {
+		return CommitInfo{}, err
+	}
+	return infoOf(c), nil
+}
+
+// Log walks first parents from start, newest first, calling fn until it returns false. Only
+// the commits visited are read, so the cost does not grow with the length of history.
+func (r *Repo) Log(start Hash, fn func(CommitInfo) bool) error {
+	g := r.reader()
+	for h := start; h != ZeroHash; {
+		c, err := g.commit(h)
+		if err != nil {
+			return err
+		}
+		if !fn(infoOf(c)) {
+			return nil
+		}
+		if len(c.ParentHashes) == 0 {
+			return nil
+		}
+		h = c.ParentHashes[0]
+	}
+	return nil
+}
+
+var (
+	rejectedRev = regexp.MustCompile(`^(?:refs/ckpt/)?rejected/(\d+)$`)
+	hexRev      = regexp.MustCompile(`^[0-9a-fA-F]{4,40}$`)
+)
+
+// Resolve turns a revision into a commit: a full or abbreviated hash, HEAD, HEAD~N, HEAD^,
+// main, or rejected/N (a rejected write). An unknown revision is ErrBadRevision.
+func (r *Repo) Resolve(rev string) (Hash, error) {
+	if rev == "" || rev == "HEAD" || rev == "main" {
+		h, err := r.Head()
+		if err == nil && h == ZeroHash {
+			err = fmt.Errorf("HEAD: %w: no commit yet", ErrBadRevision)
+		}
+		return h, err
+	}
+	if m := rejectedRev.FindStringSubmatch(rev); m != nil {
+		h, err := readRef(r.GitDir, RejectedPrefix+m[1])
+		if err == nil && h == ZeroHash {
+			err = fmt.Errorf("%s: %w", rev, ErrBadRevision)
+		}
+		return h, err
+	}
+	if strings.HasPrefix(rev, "-") || strings.ContainsAny(rev, " :\\") {
+		return ZeroHash, fmt.Errorf("%q: %w", rev, ErrBadRevision)
+	}
+	if hexRev.MatchString(rev) && len(rev) == 40 {
+		h := plumbing.NewHash(rev)
+		if _, err := r.reader().commit(h); err != nil {
+			return ZeroHash, err
+		}
+		return h, nil
+	}
+	h, err := r.reader().repo.ResolveRevision(plumbing.Revision(rev))
+	if err != nil {
+		return ZeroHash, fmt.Errorf("%q: %w", rev, ErrBadRevision)
+	}
+	if _, err := r.reader().commit(*h); err != nil {
+		return ZeroHash, fmt.Errorf("%q: %w: not a commit", rev, ErrBadRevision)
+	}
+	return *h, nil
+}
+
+// Files returns every file of a commit's tree.
+func (r *Repo) Files(h Hash) (map[string][]byte, error) {
+	g := r.reader()
+	t, err := g.commitTree(h)
+	if err != nil {
+		return nil, err
+	}
+	ents, err := g.treeFiles(t)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string][]byte, len(ents))
+	for name, bh := range ents {
+		b, err := g.blob(bh)
+		if err != nil {
+			return nil, err
+		}
+		out[name] = b
+	}
+	return out, nil
+}
+
+// ReadFile returns one file of a commit, or ErrNoFile.
+func (r *Repo) ReadFile(h Hash, name string) ([]byte, error) {
+	g := r.reader()
+	t, err := g.commitTree(h)
+	if err != nil {
+		return nil, err
+	}
+	ents, err := g.treeFiles(t)
+	if err != nil {
+		return nil, err
+	}
+	bh, ok := ents[name]
+	if !ok {
+		return nil, fmt.Errorf("%s at %s: %w", name, short(h), ErrNoFile)
+	}
+	return g.blob(bh)
+}
+
+// ShortHash is the 7-character form of a hash.
+func ShortHash(h Hash) string { return short(h) }

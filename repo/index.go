@@ -1,0 +1,42 @@
+package repo
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
+)
+
+// writeIndex writes .git/index for a flat tree whose files are on disk in workDir, with
+// their stat data, so that `git status` sees a clean work tree without rehashing. It uses
+// index.lock like git does.
+func (st *Store) writeIndex(gitDir, workDir string, entries []treeEntry) error {
+	idx := &index.Index{Version: 2}
+	for _, e := range entries {
+		ent := &index.Entry{Hash: e.hash, Name: e.name, Mode: filemode.Regular}
+		if fi, err := os.Lstat(filepath.Join(workDir, e.name)); err == nil {
+			ent.ModifiedAt = fi.ModTime()
+			ent.Size = uint32(fi.Size())
+			if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
+				ent.CreatedAt = time.Unix(int64(sys.Ctim.Sec), int64(sys.Ctim.Nsec))
+				ent.Dev, ent.Inode = uint32(sys.Dev), uint32(sys.Ino)
+				ent.UID, ent.GID = sys.Uid, sys.Gid
+			}
+		}
+		idx.Entries = append(idx.Entries, ent)
+	}
+	var buf bytes.Buffer
+	if err := index.NewEncoder(&buf).Encode(idx); err != nil {
+		return err
+	}
+	path := filepath.Join(gitDir, "index")
+	f, err := createLockFile(path+".lock", time.Now().Add(st.Opts.LockTimeout))
+	if err != nil {
+		return err
+	}
+	return commitLockFile(f, path, buf.Bytes(), st.Opts.Fsync)
+}

@@ -1,0 +1,157 @@
+// Package repo keeps one git repository per session (and one for the knowledge graph) in a
+// store directory. It writes git objects, refs and the index itself, with git's own lock-file
+// protocol and fsync, so that a kill -9 at any moment leaves an ordinary, valid repository in
+// which every commit it reported is present; it reads history through go-git.
+//
+// go-git errors stop at this package's boundary: callers compare with the sentinels below.
+package repo
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"path/filepath"
+	"regexp"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// Sentinel errors, compared with errors.Is.
+var (
+	ErrInvalidSession = errors.New("invalid session id")
+	ErrNotFound       = errors.New("no such session")
+	ErrExists         = errors.New("session already exists")
+	ErrBusy           = errors.New("session is busy")
+	ErrBadRevision    = errors.New("unknown revision")
+	ErrNoFile         = errors.New("no such file")
+	ErrInvalidName    = errors.New("not a checkpoint file name")
+	// ErrMoved means a ref changed between reading it and updating it: someone else (the
+	// git CLI, say) committed meanwhile. Nothing was written.
+	ErrMoved = errors.New("ref moved underneath")
+)
+
+// Hash is a git object id.
+type Hash = plumbing.Hash
+
+// ZeroHash is the hash of nothing: no commit yet.
+var ZeroHash = plumbing.ZeroHash
+
+// SessionID is a validated session id.
+type SessionID string
+
+var sessionIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+// ParseSessionID validates s: [A-Za-z0-9][A-Za-z0-9._-]{0,127}.
+func ParseSessionID(s string) (SessionID, error) {
+	if !sessionIDPattern.MatchString(s) {
+		shown := s
+		if len(shown) > 40 {
+			shown = shown[:40] + "…"
+		}
+		return "", fmt.Errorf("%w %q: want 1 to 128 of A-Z a-z 0-9 . _ - starting with a letter or digit", ErrInvalidSession, shown)
+	}
+	return SessionID(s), nil
+}
+
+// Signature is an author or committer.
+type Signature struct {
+	Name  string
+	Email string
+}
+
+// Options tune a Store. The zero value is not useful; use DefaultOptions.
+type Options struct {
+	// Fsync makes every object, ref, index and work tree write durable before it is reported.
+	Fsync bool
+	// LockTimeout bounds the wait for a session lock; past it, ErrBusy.
+	LockTimeout time.Duration
+	// PackThreshold is the number of loose objects past which a commit packs them.
+	PackThreshold int
+	// Now is the clock (injected in tests).
+	Now func() time.Time
+	// Author signs commits.
+	Author Signature
+}
+
+// DefaultOptions are safe defaults: fsync on, 10 s lock timeout, pack past 1,000 loose
+// objects, the wall clock, and the user's name.
+func DefaultOptions() Options {
+	return Options{
+		Fsync:         true,
+		LockTimeout:   10 * time.Second,
+		PackThreshold: 1000,
+		Now:           time.Now,
+		Author:        defaultAuthor(),
+	}
+}
+
+func defaultAuthor() Signature {
+	name := "ckpt"
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		name = u.Username
+	}
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "localhost"
+	}
+	return Signature{Name: name, Email: name + "@" + host}
+}
+
+// Store is the directory that holds every session repository, the knowledge repository and
+// the unversioned state.
+type Store struct {
+	Home string
+	Opts Options
+}
+
+// NewStore returns the store rooted at home. Nothing is created until a session is.
+func NewStore(home string, opts Options) *Store {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.LockTimeout == 0 {
+		opts.LockTimeout = 10 * time.Second
+	}
+	if opts.Author.Name == "" {
+		opts.Author = defaultAuthor()
+	}
+	return &Store{Home: home, Opts: opts}
+}
+
+// SessionsDir is <home>/sessions.
+func (st *Store) SessionsDir() string { return filepath.Join(st.Home, "sessions") }
+
+// SessionDir is the directory of one session's repository.
+func (st *Store) SessionDir(id SessionID) string { return filepath.Join(st.SessionsDir(), string(id)) }
+
+// StateDir is <home>/state: breaker and trigger state, receipts, locks; never versioned.
+func (st *Store) StateDir() string { return filepath.Join(st.Home, "state") }
+
+// KnowledgeDir is the knowledge repository (knowledge-graph.md, MEMORY.md).
+func (st *Store) KnowledgeDir() string { return filepath.Join(st.Home, "knowledge") }
+
+// trackedName says which work-tree files a session versions: checkpoint.md, notes.md and
+// spill files checkpoint-<topic>.md. The knowledge repository versions MEMORY.md and
+// knowledge-graph.md.
+var trackedName = regexp.MustCompile(`^(checkpoint\.md|notes\.md|checkpoint-[A-Za-z0-9][A-Za-z0-9._-]*\.md|MEMORY\.md|knowledge-graph\.md)$`)
+
+// ValidFileName reports whether name is a file a session or knowledge repository versions.
+func ValidFileName(name string) error {
+	if !trackedName.MatchString(name) {
+		return fmt.Errorf("%w: %q (want checkpoint.md, notes.md, checkpoint-<topic>.md, MEMORY.md or knowledge-graph.md)", ErrInvalidName, name)
+	}
+	return nil
+}
+
+// excludeRules keep `git status` clean in a work tree that holds other files (a harness's
+// directory bound with --worktree): only the versioned names are seen.
+const excludeRules = `# written by ckpt: only checkpoint files are versioned here
+/*
+!/checkpoint.md
+!/notes.md
+!/checkpoint-*.md
+!/MEMORY.md
+!/knowledge-graph.md
+`

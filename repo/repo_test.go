@@ -1,0 +1,265 @@
+package repo
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ckpt-dev/ckpt/internal/gittest"
+)
+
+func testStore(t testing.TB) *Store {
+	t.Helper()
+	opts := DefaultOptions()
+	opts.Fsync = false
+	opts.LockTimeout = 2 * time.Second
+	clock := time.Date(2026, 4, 1, 22, 0, 0, 0, time.UTC)
+	opts.Now = func() time.Time { clock = clock.Add(time.Second); return clock }
+	opts.Author = Signature{"ckpt test", "test@example.com"}
+	return NewStore(t.TempDir(), opts)
+}
+
+func TestParseSessionID(t *testing.T) {
+	for _, tc := range []struct {
+		id string
+		ok bool
+	}{
+		{"alpha", true}, {"a", true}, {"A.b_c-9", true}, {strings.Repeat("a", 128), true},
+		{"", false}, {".", false}, {"..", false}, {"../x", false}, {".git", false},
+		{"a/b", false}, {"a\x00b", false}, {strings.Repeat("a", 129), false}, {strings.Repeat("x", 300), false},
+		{"-x", false}, {"a b", false}, {"é", false},
+	} {
+		_, err := ParseSessionID(tc.id)
+		if (err == nil) != tc.ok {
+			t.Errorf("ParseSessionID(%q) = %v, want ok=%v", tc.id, err, tc.ok)
+		}
+		if err != nil && !errors.Is(err, ErrInvalidSession) {
+			t.Errorf("ParseSessionID(%q) error %v is not ErrInvalidSession", tc.id, err)
+		}
+	}
+}
+
+func TestInitCommitIsOrdinaryGit(t *testing.T) {
+	st := testStore(t)
+	r, first, err := st.Init("alpha", InitOptions{
+		Files:   map[string][]byte{"checkpoint.md": []byte("# C\n"), "notes.md": []byte("# N\n")},
+		Config:  map[string]string{"template": "six"},
+		Message: "checkpoint(manual): start\n",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Template() != "six" {
+		t.Errorf("template = %q", r.Template())
+	}
+	gittest.Fsck(t, r.Dir)
+	gittest.Clean(t, r.Dir)
+	var hashes []Hash
+	hashes = append(hashes, first)
+	for i := range 5 {
+		h, changed, err := r.Commit(CommitRequest{
+			Files:   map[string][]byte{"checkpoint.md": fmt.Appendf(nil, "# C\n%d\n", i), "notes.md": []byte("# N\n")},
+			Message: fmt.Sprintf("checkpoint(write): %d\n\nCkpt-Session: alpha\nCkpt-Trigger: write\n", i),
+		})
+		if err != nil || !changed {
+			t.Fatalf("commit %d: %v %v", i, changed, err)
+		}
+		hashes = append(hashes, h)
+		gittest.Clean(t, r.Dir)
+	}
+	// identical content: no commit
+	h, changed, err := r.Commit(CommitRequest{Files: map[string][]byte{"checkpoint.md": []byte("# C\n4\n"), "notes.md": []byte("# N\n")}, Message: "x\n"})
+	if err != nil || changed || h != hashes[len(hashes)-1] {
+		t.Fatalf("identical commit: %v %v %v", h, changed, err)
+	}
+	gittest.Fsck(t, r.Dir)
+	log := gittest.Git(t, r.Dir, "log", "--format=%H")
+	if got := strings.Count(log, "\n"); got != 6 {
+		t.Errorf("git log shows %d commits, want 6:\n%s", got, log)
+	}
+	if !strings.HasPrefix(log, hashes[5].String()) {
+		t.Errorf("git log head = %s, want %s", log[:40], hashes[5])
+	}
+	var seen []Hash
+	r.Log(hashes[5], func(c CommitInfo) bool { seen = append(seen, c.Hash); return true })
+	if len(seen) != 6 || seen[5] != first {
+		t.Errorf("Log = %v", seen)
+	}
+	ci, _ := r.CommitInfo(hashes[5])
+	if ci.Trailer("Ckpt-Trigger") != "write" {
+		t.Errorf("trailers = %v", ci.Trailers)
+	}
+	for rev, want := range map[string]Hash{"HEAD": hashes[5], "HEAD~2": hashes[3], hashes[1].String()[:8]: hashes[1], "main": hashes[5]} {
+		got, err := r.Resolve(rev)
+		if err != nil || got != want {
+			t.Errorf("Resolve(%q) = %v, %v; want %v", rev, got, err, want)
+		}
+	}
+	if _, err := r.Resolve("HEAD~99"); !errors.Is(err, ErrBadRevision) {
+		t.Errorf("Resolve(HEAD~99) = %v", err)
+	}
+	b, err := r.ReadFile(hashes[2], "checkpoint.md")
+	if err != nil || string(b) != "# C\n1\n" {
+		t.Errorf("ReadFile = %q, %v", b, err)
+	}
+	// git sees ckpt's reflog
+	if out := gittest.Git(t, r.Dir, "reflog", "-n", "1"); !strings.Contains(out, "checkpoint(write): 4") {
+		t.Errorf("reflog: %s", out)
+	}
+}
+
+func TestInitExistingFails(t *testing.T) {
+	st := testStore(t)
+	files := map[string][]byte{"checkpoint.md": []byte("a\n")}
+	if _, _, err := st.Init("s", InitOptions{Files: files}); err != nil {
+		t.Fatal(err)
+	}
+	before := gittest.Git(t, st.SessionDir("s"), "rev-parse", "HEAD")
+	if _, _, err := st.Init("s", InitOptions{Files: map[string][]byte{"checkpoint.md": []byte("b\n")}}); !errors.Is(err, ErrExists) {
+		t.Fatalf("second init: %v", err)
+	}
+	if after := gittest.Git(t, st.SessionDir("s"), "rev-parse", "HEAD"); after != before {
+		t.Errorf("HEAD moved")
+	}
+	if b, _ := os.ReadFile(filepath.Join(st.SessionDir("s"), "checkpoint.md")); string(b) != "a\n" {
+		t.Errorf("checkpoint changed: %q", b)
+	}
+}
+
+func TestBoundWorktree(t *testing.T) {
+	st := testStore(t)
+	wt := t.TempDir()
+	os.WriteFile(filepath.Join(wt, "checkpoint.md"), []byte("harness wrote this\n"), 0o644)
+	os.WriteFile(filepath.Join(wt, "other.txt"), []byte("not ours\n"), 0o644)
+	r, _, err := st.Init("b", InitOptions{Worktree: wt, Files: map[string][]byte{"checkpoint.md": []byte("template\n"), "notes.md": []byte("n\n")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.WorkDir != wt {
+		t.Errorf("workdir = %s", r.WorkDir)
+	}
+	b, err := r.ReadFile(mustHead(t, r), "checkpoint.md")
+	if err != nil || string(b) != "harness wrote this\n" {
+		t.Errorf("committed %q, %v", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(wt, ".git")); err == nil {
+		t.Errorf("a .git appeared in the bound directory")
+	}
+	gittest.Clean(t, st.SessionDir("b"))
+	gittest.Fsck(t, st.SessionDir("b"))
+	if _, _, err := st.Init("c", InitOptions{Worktree: wt}); err == nil {
+		t.Errorf("binding the same directory twice succeeded")
+	}
+}
+
+func mustHead(t testing.TB, r *Repo) Hash {
+	h, err := r.Head()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func TestRejected(t *testing.T) {
+	st := testStore(t)
+	r, head, _ := st.Init("r", InitOptions{Files: map[string][]byte{"checkpoint.md": []byte("ok\n")}})
+	for i := 1; i <= 2; i++ {
+		name, h, err := r.Reject(map[string][]byte{"checkpoint.md": []byte("bad\n")}, "rejected(write): bad\n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name != fmt.Sprintf("refs/ckpt/rejected/%d", i) {
+			t.Errorf("ref = %s", name)
+		}
+		got, err := r.Resolve(fmt.Sprintf("rejected/%d", i))
+		if err != nil || got != h {
+			t.Errorf("Resolve rejected/%d = %v %v", i, got, err)
+		}
+	}
+	if mustHead(t, r) != head {
+		t.Errorf("a rejected write moved HEAD")
+	}
+	rej, _ := r.Rejected()
+	if len(rej) != 2 || rej[0].N != 2 {
+		t.Errorf("Rejected = %+v", rej)
+	}
+	gittest.Fsck(t, r.Dir)
+	gittest.Clean(t, r.Dir)
+}
+
+func TestPack(t *testing.T) {
+	st := testStore(t)
+	st.Opts.PackThreshold = 30
+	r, _, _ := st.Init("p", InitOptions{Files: map[string][]byte{"checkpoint.md": []byte("0\n")}})
+	body := strings.Repeat("a line of a checkpoint that stays the same\n", 100)
+	for i := range 300 {
+		if _, _, err := r.Commit(CommitRequest{Files: map[string][]byte{"checkpoint.md": fmt.Appendf(nil, "%s%d\n", body, i)}, Message: "m\n"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	packs, _ := r.packs()
+	if len(packs) == 0 {
+		t.Fatal("no pack written")
+	}
+	if len(packs) > maxPacks {
+		t.Errorf("%d packs, want at most %d", len(packs), maxPacks)
+	}
+	loose, _ := r.looseObjects()
+	if len(loose) >= 3*300 {
+		t.Errorf("%d loose objects left", len(loose))
+	}
+	gittest.Fsck(t, r.Dir)
+	if n := strings.Count(gittest.Git(t, r.Dir, "log", "--format=%H"), "\n"); n != 301 {
+		t.Errorf("git log shows %d commits", n)
+	}
+	b, _ := r.ReadFile(mustHead(t, r), "checkpoint.md")
+	if !strings.HasSuffix(string(b), "\n299\n") {
+		t.Errorf("head content wrong after packing")
+	}
+}
+
+func TestLockBusy(t *testing.T) {
+	st := testStore(t)
+	st.Opts.LockTimeout = 50 * time.Millisecond
+	unlock, err := st.Lock("x", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	if _, err := st.Lock("x", false); !errors.Is(err, ErrBusy) {
+		t.Errorf("shared lock under exclusive: %v", err)
+	}
+	u2, err := st.Lock("y", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u3, err := st.Lock("y", false)
+	if err != nil {
+		t.Errorf("two shared locks: %v", err)
+	} else {
+		u3()
+	}
+	u2()
+}
+
+func TestRefLockHeldByGit(t *testing.T) {
+	st := testStore(t)
+	st.Opts.LockTimeout = 100 * time.Millisecond
+	r, _, _ := st.Init("g", InitOptions{Files: map[string][]byte{"checkpoint.md": []byte("0\n")}})
+	lock := filepath.Join(r.GitDir, "refs", "heads", "main.lock")
+	os.WriteFile(lock, nil, 0o644)
+	_, _, err := r.Commit(CommitRequest{Files: map[string][]byte{"checkpoint.md": []byte("1\n")}, Message: "m\n"})
+	if !errors.Is(err, ErrBusy) {
+		t.Fatalf("commit while git holds main.lock: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(r.WorkDir, "checkpoint.md")); string(b) != "0\n" {
+		t.Errorf("work tree not restored: %q", b)
+	}
+	os.Remove(lock)
+	gittest.Fsck(t, r.Dir)
+	gittest.Clean(t, r.Dir)
+}

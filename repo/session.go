@@ -1,0 +1,339 @@
+package repo
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	gitconfig "github.com/go-git/go-git/v5/plumbing/format/config"
+)
+
+// KnowledgeLock is the lock name of the knowledge repository. Session ids cannot start with
+// a dot, so it never collides with a session's.
+const KnowledgeLock = ".knowledge"
+
+// Repo is one ckpt-managed git repository: a session's, or the knowledge repository. Its git
+// directory is GitDir; its work tree is WorkDir (the session directory itself, or the
+// directory bound with --worktree).
+type Repo struct {
+	ID      string // session id, or "knowledge"
+	Dir     string // <home>/sessions/<id> or <home>/knowledge
+	GitDir  string
+	WorkDir string
+	// Bound is the directory this session was bound to with --worktree, or "".
+	Bound string
+	// LockName is what Store.Lock takes for this repository.
+	LockName string
+
+	store *Store
+	cfg   *gitconfig.Config
+	git   *gitReader
+}
+
+// Config returns a ckpt.<key> value from the repository's git config.
+func (r *Repo) Config(key string) string {
+	return r.cfg.Section("ckpt").Option(key)
+}
+
+// Template is the checkpoint template the session was created with.
+func (r *Repo) Template() string { return r.Config("template") }
+
+// InitOptions say how to create a repository.
+type InitOptions struct {
+	// Files are written to the work tree, except that a file that already exists in a bound
+	// work tree is kept as it is (and committed).
+	Files map[string][]byte
+	// Worktree binds the session to this existing directory; "" keeps the work tree in the store.
+	Worktree string
+	// Config is written as ckpt.<key> = value in the repository's git config.
+	Config map[string]string
+	// Message of the first commit.
+	Message string
+}
+
+// Init creates session id and makes its first commit. An existing session is ErrExists and
+// is left alone. The repository is built in a temporary directory and renamed into place,
+// so a crash never leaves a half-made session under its real name.
+func (st *Store) Init(id SessionID, o InitOptions) (*Repo, Hash, error) {
+	unlock, err := st.Lock(string(id), true)
+	if err != nil {
+		return nil, ZeroHash, err
+	}
+	defer unlock()
+	dir := st.SessionDir(id)
+	if _, err := os.Stat(dir); err == nil {
+		return nil, ZeroHash, fmt.Errorf("%s: %w", dir, ErrExists)
+	}
+	if o.Worktree != "" {
+		if other := st.boundTo(o.Worktree); other != "" {
+			return nil, ZeroHash, fmt.Errorf("%s: already bound to session %s", o.Worktree, other)
+		}
+	}
+	r, h, err := st.create(dir, string(id), string(id), o)
+	if err != nil {
+		return nil, ZeroHash, err
+	}
+	return r, h, nil
+}
+
+// InitKnowledge creates the knowledge repository if it does not exist and returns it.
+// The caller holds KnowledgeLock.
+func (st *Store) InitKnowledge(files map[string][]byte) (*Repo, Hash, error) {
+	dir := st.KnowledgeDir()
+	if r, err := st.openDir(dir, "knowledge"); err == nil {
+		return r, ZeroHash, nil
+	}
+	return st.create(dir, "knowledge", KnowledgeLock, InitOptions{Files: files, Message: "knowledge: start the knowledge graph\n"})
+}
+
+func (st *Store) create(dir, id, lockName string, o InitOptions) (*Repo, Hash, error) {
+	parent := filepath.Dir(dir)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return nil, ZeroHash, fmt.Errorf("create %s: %w", parent, err)
+	}
+	tmp := filepath.Join(parent, ".init-"+filepath.Base(dir))
+	_ = os.RemoveAll(tmp) // left by a crash during an earlier init
+	gitDir := filepath.Join(tmp, ".git")
+	for _, d := range []string{"objects/info", "objects/pack", "refs/heads", "refs/tags", "info"} {
+		if err := os.MkdirAll(filepath.Join(gitDir, d), 0o755); err != nil {
+			return nil, ZeroHash, fmt.Errorf("create %s: %w", dir, err)
+		}
+	}
+	cfg := gitconfig.New()
+	core := cfg.Section("core")
+	core.SetOption("repositoryformatversion", "0")
+	core.SetOption("filemode", "true")
+	core.SetOption("bare", "false")
+	core.SetOption("logallrefupdates", "true")
+	workDir := tmp
+	if o.Worktree != "" {
+		abs, err := filepath.Abs(o.Worktree)
+		if err != nil {
+			return nil, ZeroHash, err
+		}
+		if err := os.MkdirAll(abs, 0o755); err != nil {
+			return nil, ZeroHash, fmt.Errorf("worktree %s: %w", abs, err)
+		}
+		core.SetOption("worktree", abs)
+		workDir = abs
+	}
+	keys := make([]string, 0, len(o.Config))
+	for k := range o.Config {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	ck := cfg.Section("ckpt")
+	ck.SetOption("id", id)
+	for _, k := range keys {
+		ck.SetOption(k, o.Config[k])
+	}
+	var cfgBuf bytes.Buffer
+	if err := gitconfig.NewEncoder(&cfgBuf).Encode(cfg); err != nil {
+		return nil, ZeroHash, err
+	}
+	writes := map[string][]byte{
+		"HEAD":         []byte("ref: " + MainRef + "\n"),
+		"config":       cfgBuf.Bytes(),
+		"description":  []byte("ckpt " + id + "\n"),
+		"info/exclude": []byte(excludeRules),
+	}
+	for name, data := range writes {
+		if err := os.WriteFile(filepath.Join(gitDir, name), data, 0o644); err != nil {
+			return nil, ZeroHash, fmt.Errorf("create %s: %w", dir, err)
+		}
+	}
+	names := make([]string, 0, len(o.Files))
+	for name := range o.Files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		p := filepath.Join(workDir, name)
+		if o.Worktree != "" {
+			if _, err := os.Stat(p); err == nil {
+				continue // the harness's file is committed as it is
+			}
+		}
+		if err := WriteFileAtomic(p, o.Files[name], 0o644, st.Opts.Fsync); err != nil {
+			return nil, ZeroHash, fmt.Errorf("create %s: %w", p, err)
+		}
+	}
+	r := &Repo{ID: id, Dir: tmp, GitDir: gitDir, WorkDir: workDir, Bound: o.Worktree, LockName: lockName, store: st, cfg: cfg}
+	if r.Bound != "" {
+		r.Bound = workDir
+	}
+	files, err := r.WorkFiles()
+	if err != nil {
+		return nil, ZeroHash, err
+	}
+	h, _, err := r.commit(CommitRequest{Files: files, Message: o.Message, Trigger: "init"}, false)
+	if err != nil {
+		return nil, ZeroHash, err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return nil, ZeroHash, fmt.Errorf("create %s: %w", dir, err)
+	}
+	if st.Opts.Fsync {
+		if err := syncDir(parent); err != nil {
+			return nil, ZeroHash, err
+		}
+	}
+	r.Dir, r.GitDir = dir, filepath.Join(dir, ".git")
+	if o.Worktree == "" {
+		r.WorkDir = dir
+	}
+	r.git = nil
+	return r, h, nil
+}
+
+// Open returns an existing session, or ErrNotFound.
+func (st *Store) Open(id SessionID) (*Repo, error) {
+	r, err := st.openDir(st.SessionDir(id), string(id))
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// OpenKnowledge returns the knowledge repository, or ErrNotFound if none was created yet.
+func (st *Store) OpenKnowledge() (*Repo, error) {
+	return st.openDir(st.KnowledgeDir(), "knowledge")
+}
+
+func (st *Store) openDir(dir, id string) (*Repo, error) {
+	gitDir := filepath.Join(dir, ".git")
+	b, err := os.ReadFile(filepath.Join(gitDir, "config"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", dir, err)
+	}
+	cfg := gitconfig.New()
+	if err := gitconfig.NewDecoder(bytes.NewReader(b)).Decode(cfg); err != nil {
+		return nil, fmt.Errorf("%s: bad git config: %w", filepath.Join(gitDir, "config"), err)
+	}
+	r := &Repo{ID: id, Dir: dir, GitDir: gitDir, WorkDir: dir, LockName: id, store: st, cfg: cfg}
+	if id == "knowledge" && dir == st.KnowledgeDir() {
+		r.LockName = KnowledgeLock
+	}
+	if wt := cfg.Section("core").Option("worktree"); wt != "" {
+		r.WorkDir, r.Bound = wt, wt
+	}
+	return r, nil
+}
+
+// SetConfig sets ckpt.<key> in the repository's git config (atomically, under config.lock).
+func (r *Repo) SetConfig(key, value string) error {
+	b, err := os.ReadFile(filepath.Join(r.GitDir, "config"))
+	if err != nil {
+		return err
+	}
+	cfg := gitconfig.New()
+	if err := gitconfig.NewDecoder(bytes.NewReader(b)).Decode(cfg); err != nil {
+		return err
+	}
+	if value == "" {
+		cfg.Section("ckpt").RemoveOption(key)
+	} else {
+		cfg.Section("ckpt").SetOption(key, value)
+	}
+	var buf bytes.Buffer
+	if err := gitconfig.NewEncoder(&buf).Encode(cfg); err != nil {
+		return err
+	}
+	path := filepath.Join(r.GitDir, "config")
+	f, err := createLockFile(path+".lock", r.store.Opts.Now().Add(r.store.Opts.LockTimeout))
+	if err != nil {
+		return err
+	}
+	if err := commitLockFile(f, path, buf.Bytes(), r.store.Opts.Fsync); err != nil {
+		return err
+	}
+	r.cfg = cfg
+	return nil
+}
+
+// SessionIDs lists the sessions in the store, sorted. Directories that are not session
+// repositories (a crashed init's temporary directory, say) are skipped.
+func (st *Store) SessionIDs() ([]SessionID, error) {
+	entries, err := os.ReadDir(st.SessionsDir())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	var out []SessionID
+	for _, e := range entries {
+		id, err := ParseSessionID(e.Name())
+		if err != nil || !e.IsDir() {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(st.SessionsDir(), e.Name(), ".git", "HEAD")); err != nil {
+			continue
+		}
+		out = append(out, id)
+	}
+	return out, nil
+}
+
+// boundTo returns the session already bound to dir, or "".
+func (st *Store) boundTo(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	ids, _ := st.SessionIDs()
+	for _, id := range ids {
+		if r, err := st.Open(id); err == nil && r.Bound != "" && filepath.Clean(r.Bound) == abs {
+			return string(id)
+		}
+	}
+	return ""
+}
+
+// WorkFiles reads the versioned files present in the work tree.
+func (r *Repo) WorkFiles() (map[string][]byte, error) {
+	entries, err := os.ReadDir(r.WorkDir)
+	if err != nil {
+		return nil, fmt.Errorf("read work tree %s: %w", r.WorkDir, err)
+	}
+	out := map[string][]byte{}
+	for _, e := range entries {
+		if !e.Type().IsRegular() || ValidFileName(e.Name()) != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(r.WorkDir, e.Name()))
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", filepath.Join(r.WorkDir, e.Name()), err)
+		}
+		out[e.Name()] = b
+	}
+	return out, nil
+}
+
+// ReadWorkFile reads one file of the work tree.
+func (r *Repo) ReadWorkFile(name string) ([]byte, error) {
+	if err := ValidFileName(name); err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(filepath.Join(r.WorkDir, name))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(r.WorkDir, name), ErrNoFile)
+	}
+	return b, err
+}
+
+// WorkPath is the path of a work-tree file.
+func (r *Repo) WorkPath(name string) string { return filepath.Join(r.WorkDir, name) }
+
+// Store returns the store the repository belongs to.
+func (r *Repo) Store() *Store { return r.store }
+
+func isDotName(name string) bool { return strings.HasPrefix(name, ".") }

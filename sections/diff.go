@@ -1,0 +1,160 @@
+package sections
+
+import (
+	"bytes"
+	"sort"
+
+	"github.com/aymanbagabas/go-udiff"
+)
+
+// PreambleID names the preamble in diffs: everything before the first section.
+const PreambleID ID = "preamble"
+
+// Status says how a section differs between two documents.
+type Status string
+
+// Statuses of a section change.
+const (
+	Added   Status = "added"
+	Removed Status = "removed"
+	Changed Status = "changed"
+	Moved   Status = "moved"
+)
+
+// Change is one section that differs between two documents.
+type Change struct {
+	ID      ID
+	Heading string // heading line (of the newer side when both exist)
+	Status  Status
+	// Moved is true when the section changed place, whether or not its content changed.
+	Moved bool
+	Old   []byte
+	New   []byte
+}
+
+// Unified returns the line diff of the change in unified format with 3 lines of context,
+// labelled a/<id> and b/<id>.
+func (c Change) Unified() string {
+	return UnifiedDiff("a/"+string(c.ID), "b/"+string(c.ID), c.Old, c.New)
+}
+
+// UnifiedDiff is a line-based unified diff of old and new.
+func UnifiedDiff(oldLabel, newLabel string, old, new []byte) string {
+	o, n := string(old), string(new)
+	out, err := udiff.ToUnified(oldLabel, newLabel, o, udiff.Lines(o, n), 3)
+	if err != nil { // edits from udiff.Lines always apply; keep a readable fallback anyway
+		return "--- " + oldLabel + "\n+++ " + newLabel + "\n"
+	}
+	return out
+}
+
+// Diff compares two documents section by section, in the order of b (removed sections
+// last). The preamble is compared too, as PreambleID.
+func Diff(a, b *Document) []Change {
+	var out []Change
+	if !bytes.Equal(a.Preamble, b.Preamble) {
+		out = append(out, Change{ID: PreambleID, Heading: "(preamble)", Status: Changed, Old: a.Preamble, New: b.Preamble})
+	}
+	aIdx := map[ID]int{}
+	for i, s := range a.Sections {
+		if _, dup := aIdx[s.ID]; !dup {
+			aIdx[s.ID] = i
+		}
+	}
+	stay := stableIDs(a.Sections, b.Sections)
+	seen := map[ID]bool{}
+	for i := range b.Sections {
+		s := &b.Sections[i]
+		if seen[s.ID] {
+			continue
+		}
+		seen[s.ID] = true
+		ai, ok := aIdx[s.ID]
+		if !ok {
+			out = append(out, Change{ID: s.ID, Heading: s.HeadingLine(), Status: Added, New: s.Bytes()})
+			continue
+		}
+		old := a.Sections[ai].Bytes()
+		c := Change{ID: s.ID, Heading: s.HeadingLine(), Old: old, New: s.Bytes(), Moved: !stay[s.ID]}
+		switch {
+		case !bytes.Equal(old, c.New):
+			c.Status = Changed
+		case c.Moved:
+			c.Status = Moved
+		default:
+			continue
+		}
+		out = append(out, c)
+	}
+	for i := range a.Sections {
+		s := &a.Sections[i]
+		if !seen[s.ID] {
+			seen[s.ID] = true
+			out = append(out, Change{ID: s.ID, Heading: s.HeadingLine(), Status: Removed, Old: s.Bytes()})
+		}
+	}
+	return out
+}
+
+// ChangedIDs lists the ids of the sections that differ, in Diff's order.
+func ChangedIDs(a, b *Document) []ID {
+	cs := Diff(a, b)
+	ids := make([]ID, len(cs))
+	for i, c := range cs {
+		ids[i] = c.ID
+	}
+	return ids
+}
+
+// stableIDs returns the ids common to a and b that keep their relative order: a longest
+// common subsequence of the two id sequences. Sections outside it have moved.
+func stableIDs(a, b []Section) map[ID]bool {
+	inB := map[ID]bool{}
+	for _, s := range b {
+		inB[s.ID] = true
+	}
+	inA := map[ID]bool{}
+	var x, y []ID
+	for _, s := range a {
+		if inB[s.ID] && !inA[s.ID] {
+			x = append(x, s.ID)
+			inA[s.ID] = true
+		}
+	}
+	seen := map[ID]bool{}
+	for _, s := range b {
+		if inA[s.ID] && !seen[s.ID] {
+			y = append(y, s.ID)
+			seen[s.ID] = true
+		}
+	}
+	// Both sequences hold distinct ids, so their LCS is the longest increasing subsequence
+	// of y's positions in x (patience sorting, O(n log n)).
+	pos := make(map[ID]int, len(x))
+	for i, id := range x {
+		pos[id] = i
+	}
+	var tails []int // tails[k]: index into y of the smallest tail of an increasing run of k+1
+	prev := make([]int, len(y))
+	for j, id := range y {
+		p := pos[id]
+		k := sort.Search(len(tails), func(k int) bool { return pos[y[tails[k]]] >= p })
+		if k > 0 {
+			prev[j] = tails[k-1]
+		} else {
+			prev[j] = -1
+		}
+		if k == len(tails) {
+			tails = append(tails, j)
+		} else {
+			tails[k] = j
+		}
+	}
+	out := map[ID]bool{}
+	if len(tails) > 0 {
+		for j := tails[len(tails)-1]; j >= 0; j = prev[j] {
+			out[y[j]] = true
+		}
+	}
+	return out
+}

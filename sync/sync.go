@@ -1,0 +1,158 @@
+// Package sync moves checkpoint content into the store: every write, commit from disk and
+// restore goes through check and metadata upkeep before it becomes a commit; `Sync` routes
+// notes.md into the checkpoint section by section, keeps every literal, recovers the delta
+// from transcripts and logs, renders the task tree, spills sections over budget, and promotes
+// Key Decisions into the knowledge graph.
+//
+// It never prints: results come back as values for cmd/ckpt to show.
+package sync
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ckpt-dev/ckpt/internal/config"
+	"github.com/ckpt-dev/ckpt/repo"
+	"github.com/ckpt-dev/ckpt/sections"
+	"github.com/ckpt-dev/ckpt/templates"
+)
+
+// Triggers name what caused a commit (the Ckpt-Trigger trailer).
+var Triggers = []string{"manual", "write", "sparse", "full", "hook", "cron", "restore", "merge"}
+
+// ValidTrigger reports whether t is one of Triggers.
+func ValidTrigger(t string) bool {
+	for _, x := range Triggers {
+		if x == t {
+			return true
+		}
+	}
+	return false
+}
+
+// Service carries what every operation needs: the store and its configuration.
+type Service struct {
+	Store  *repo.Store
+	Config *config.Config
+}
+
+// New returns a Service.
+func New(st *repo.Store, cfg *config.Config) *Service {
+	if cfg == nil {
+		cfg = &config.Config{}
+	}
+	return &Service{Store: st, Config: cfg}
+}
+
+func (s *Service) now() time.Time { return s.Store.Opts.Now() }
+
+// ErrRejected is wrapped by every RejectedError.
+var ErrRejected = errors.New("checkpoint rejected")
+
+// RejectedError is a write that failed check: nothing was committed on the main history,
+// and the bytes are kept under Ref.
+type RejectedError struct {
+	File     string
+	Ref      string
+	Commit   repo.Hash
+	Findings []sections.Finding
+}
+
+func (e *RejectedError) Error() string {
+	n := 0
+	for _, f := range e.Findings {
+		if f.Severity == sections.Error {
+			n++
+		}
+	}
+	return fmt.Sprintf("%s: %s with %d error(s); nothing committed, the bytes are kept as %s", e.File, ErrRejected, n, e.Ref)
+}
+
+func (e *RejectedError) Unwrap() error { return ErrRejected }
+
+// Template is a loaded template with its parsed text.
+type Template struct {
+	*templates.Template
+	Doc *sections.Document
+}
+
+// LoadTemplate loads a template (user override first) and parses it.
+func (s *Service) LoadTemplate(name string) (*Template, error) {
+	t, err := templates.Load(s.Store.Home, name)
+	if err != nil {
+		return nil, err
+	}
+	return &Template{Template: t, Doc: sections.Parse(t.Source, sections.Options{})}, nil
+}
+
+// Parse parses content at the template's section level.
+func (t *Template) Parse(content []byte) *sections.Document {
+	return sections.Parse(content, sections.Options{Level: t.Doc.Level})
+}
+
+// Order is the template's section ids in order.
+func (t *Template) Order() []sections.ID { return t.Doc.IDs() }
+
+// Rules turns the template's spec into check rules.
+func (t *Template) Rules() sections.Rules {
+	r := sections.Rules{Blockquote: sections.ID(t.Spec.Blockquote)}
+	if len(t.Spec.MaxOpen) > 0 {
+		r.MaxOpen = map[sections.ID]int{}
+		for id, n := range t.Spec.MaxOpen {
+			r.MaxOpen[sections.ID(id)] = n
+		}
+	}
+	r.TaskSection = sections.ID(t.Spec.Section(templates.RoleTasks))
+	return r
+}
+
+// Section returns the id of the section playing role in this template.
+func (t *Template) Section(role templates.Role) sections.ID {
+	return sections.ID(t.Spec.Section(role))
+}
+
+// CheckOptions add checks beyond the template's own.
+type CheckOptions struct {
+	// TaskIDs, when not nil, are the ids of the task database: a task line with another id
+	// is an error.
+	TaskIDs map[string]bool
+}
+
+// Check parses content with template t and checks it.
+func (s *Service) Check(t *Template, content []byte, o CheckOptions) (*sections.Document, []sections.Finding) {
+	doc := t.Parse(content)
+	rules := t.Rules()
+	rules.TaskIDs = o.TaskIDs
+	return doc, sections.Check(doc, t.Doc, rules)
+}
+
+// GuessTemplate picks the checkpoint template whose section ids best match content's, for a
+// bare file checked without --template.
+func (s *Service) GuessTemplate(content []byte) string {
+	ts, err := templates.List(s.Store.Home)
+	if err != nil {
+		return templates.Default
+	}
+	best, bestScore := templates.Default, -1
+	for _, tt := range ts {
+		if tt.Kind != templates.KindCheckpoint && tt.Kind != templates.KindMemory {
+			continue
+		}
+		td := sections.Parse(tt.Source, sections.Options{})
+		doc := sections.Parse(content, sections.Options{Level: td.Level})
+		score := 0
+		for _, ts := range td.Sections {
+			if ds := doc.Section(ts.ID); ds != nil {
+				score++
+				if ds.HeadingLine() == ts.HeadingLine() {
+					score++
+				}
+			}
+		}
+		if score > bestScore {
+			best, bestScore = tt.Name, score
+		}
+	}
+	return best
+}

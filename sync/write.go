@@ -1,0 +1,367 @@
+package sync
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/ckpt-dev/ckpt/repo"
+	"github.com/ckpt-dev/ckpt/sections"
+)
+
+// CheckpointFile is the checkpoint's file name in a session's work tree.
+const CheckpointFile = "checkpoint.md"
+
+// NotesFile is the scratch notes file.
+const NotesFile = "notes.md"
+
+// TimeFormat is how ckpt writes times in metadata lines: 2026-04-01T22:00Z.
+const TimeFormat = "2006-01-02T15:04Z"
+
+// FormatTime formats t for a metadata line.
+func FormatTime(t time.Time) string { return t.UTC().Format(TimeFormat) }
+
+// CommitOptions describe a commit: its trigger and an optional message.
+type CommitOptions struct {
+	Trigger string // manual, write, sparse, full, hook, cron, restore, merge
+	Message string // replaces the generated description in the subject
+	// TaskIDs, when not nil, also check task ids against the task database.
+	TaskIDs map[string]bool
+}
+
+// Result is what a commit did.
+type Result struct {
+	Commit   repo.Hash
+	Changed  bool
+	Sections []sections.ID // checkpoint sections that changed
+	Files    []string      // files that changed
+	Subject  string
+	Findings []sections.Finding // warnings of the check that passed
+}
+
+// Write replaces one file of the session with content and commits it, if check accepts it.
+// A rejected checkpoint leaves the work tree and the main history as they were.
+func (s *Service) Write(r *repo.Repo, name string, content []byte, o CommitOptions) (Result, error) {
+	if err := ValidSessionFile(name); err != nil {
+		return Result{}, err
+	}
+	unlock, err := s.Store.Lock(r.LockName, true)
+	if err != nil {
+		return Result{}, err
+	}
+	defer unlock()
+	head, old, err := headFiles(r)
+	if err != nil {
+		return Result{}, err
+	}
+	next := copyFiles(old)
+	next[name] = content
+	return s.commitFiles(r, head, old, next, o)
+}
+
+// CommitDisk commits the session's files as they are on disk.
+func (s *Service) CommitDisk(r *repo.Repo, o CommitOptions) (Result, error) {
+	unlock, err := s.Store.Lock(r.LockName, true)
+	if err != nil {
+		return Result{}, err
+	}
+	defer unlock()
+	head, old, err := headFiles(r)
+	if err != nil {
+		return Result{}, err
+	}
+	disk, err := r.WorkFiles()
+	if err != nil {
+		return Result{}, err
+	}
+	return s.commitFiles(r, head, old, disk, o)
+}
+
+// Restore makes a new commit whose files are those of rev, or, with a section, whose
+// checkpoint is HEAD's with that one section taken from rev. History is never rewritten.
+func (s *Service) Restore(r *repo.Repo, rev, section string, o CommitOptions) (Result, error) {
+	unlock, err := s.Store.Lock(r.LockName, true)
+	if err != nil {
+		return Result{}, err
+	}
+	defer unlock()
+	head, old, err := headFiles(r)
+	if err != nil {
+		return Result{}, err
+	}
+	from, err := r.Resolve(rev)
+	if err != nil {
+		return Result{}, err
+	}
+	then, err := r.Files(from)
+	if err != nil {
+		return Result{}, err
+	}
+	desc := "restore " + repo.ShortHash(from)
+	next := then
+	if section != "" {
+		t, err := s.LoadTemplate(r.Template())
+		if err != nil {
+			return Result{}, err
+		}
+		src := t.Parse(then[CheckpointFile]).Find(section)
+		if src == nil {
+			return Result{}, fmt.Errorf("%s at %s: no section %q", CheckpointFile, repo.ShortHash(from), section)
+		}
+		doc := t.Parse(old[CheckpointFile])
+		doc.Put(*src, t.Order())
+		next = copyFiles(old)
+		next[CheckpointFile] = doc.Render()
+		desc = fmt.Sprintf("restore %s from %s", src.ID, repo.ShortHash(from))
+	}
+	if o.Message == "" {
+		o.Message = desc
+	}
+	return s.commitFiles(r, head, old, next, o)
+}
+
+// ValidSessionFile accepts the files a session versions: checkpoint.md, notes.md and spill
+// files checkpoint-<topic>.md.
+func ValidSessionFile(name string) error {
+	if name == "MEMORY.md" || name == "knowledge-graph.md" {
+		return fmt.Errorf("%w: %s lives in the knowledge repository, not in a session", repo.ErrInvalidName, name)
+	}
+	return repo.ValidFileName(name)
+}
+
+func headFiles(r *repo.Repo) (repo.Hash, map[string][]byte, error) {
+	head, err := r.Head()
+	if err != nil {
+		return head, nil, err
+	}
+	if head == repo.ZeroHash {
+		return head, map[string][]byte{}, nil
+	}
+	files, err := r.Files(head)
+	return head, files, err
+}
+
+func copyFiles(m map[string][]byte) map[string][]byte {
+	out := make(map[string][]byte, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// commitFiles is the one path to a commit on main: metadata upkeep, check (reject on
+// errors), message, commit. The caller holds the exclusive lock.
+func (s *Service) commitFiles(r *repo.Repo, head repo.Hash, old, next map[string][]byte, o CommitOptions) (Result, error) {
+	var res Result
+	var changes []sections.Change
+	if _, had := old[CheckpointFile]; had {
+		if _, has := next[CheckpointFile]; !has {
+			return res, fmt.Errorf("%s: missing from the work tree; nothing committed\nhint: bring it back with ckpt restore --rev HEAD", r.WorkPath(CheckpointFile))
+		}
+	}
+	if cp, ok := next[CheckpointFile]; ok {
+		t, err := s.LoadTemplate(r.Template())
+		if err != nil {
+			return res, err
+		}
+		var same bool
+		cp, same, changes = s.maintain(t, r.ID, old[CheckpointFile], cp)
+		next[CheckpointFile] = cp
+		if !same {
+			_, findings := s.Check(t, cp, CheckOptions{TaskIDs: o.TaskIDs})
+			if sections.HasErrors(findings) {
+				ref, h, err := r.Reject(next, rejectMessage(r.ID, o.Trigger, findings))
+				if err != nil {
+					return res, fmt.Errorf("keep rejected write: %w", err)
+				}
+				return res, &RejectedError{File: r.WorkPath(CheckpointFile), Ref: ref, Commit: h, Findings: findings}
+			}
+			res.Findings = findings
+		}
+	}
+	res.Files = changedFiles(old, next)
+	for _, c := range changes {
+		res.Sections = append(res.Sections, c.ID)
+	}
+	res.Subject = subject(o, changes, res.Files)
+	h, changed, err := r.Commit(repo.CommitRequest{Files: next, Message: message(r.ID, o.Trigger, res.Subject, res.Sections, res.Files)})
+	if err != nil {
+		return res, err
+	}
+	res.Commit, res.Changed = h, changed
+	if !changed {
+		res.Sections, res.Files, res.Subject = nil, nil, ""
+	}
+	return res, nil
+}
+
+// maintain keeps the metadata lines ckpt owns: _last_updated_ becomes now when the content
+// changed, and an empty or placeholder _session_id_ becomes the session id. When content
+// differs from old only in those lines, old is returned and same is true, so identical
+// content makes no commit. changes are the section changes, metadata aside.
+func (s *Service) maintain(t *Template, id string, old, content []byte) (out []byte, same bool, changes []sections.Change) {
+	oldDoc := t.Parse(old)
+	norm := t.Parse(content)
+	if v, ok := oldDoc.MetaValue("last_updated"); ok {
+		norm.SetMeta("last_updated", v)
+	}
+	if v, ok := norm.MetaValue("session_id"); ok && isPlaceholderID(v) {
+		if ov, ok := oldDoc.MetaValue("session_id"); ok {
+			norm.SetMeta("session_id", ov)
+		}
+	}
+	if old != nil && bytes.Equal(norm.Render(), old) {
+		return old, true, nil
+	}
+	changes = sections.Diff(oldDoc, norm)
+	doc := t.Parse(content)
+	if hasKey(t.Spec.Meta, "last_updated") {
+		doc.SetMeta("last_updated", FormatTime(s.now()))
+	}
+	if hasKey(t.Spec.Meta, "session_id") {
+		if v, ok := doc.MetaValue("session_id"); ok && isPlaceholderID(v) {
+			doc.SetMeta("session_id", id)
+		}
+	}
+	return doc.Render(), false, changes
+}
+
+// isPlaceholderID reports whether a _session_id_ value is empty or the template's
+// placeholder: ckpt fills those in, and keeps any other value a harness wrote.
+func isPlaceholderID(v string) bool { return v == "" || v == "SESSION_ID" }
+
+func hasKey(keys []string, k string) bool {
+	for _, x := range keys {
+		if x == k {
+			return true
+		}
+	}
+	return false
+}
+
+func changedFiles(old, next map[string][]byte) []string {
+	var out []string
+	for name, b := range next {
+		if ob, ok := old[name]; !ok || !bytes.Equal(ob, b) {
+			out = append(out, name)
+		}
+	}
+	for name := range old {
+		if _, ok := next[name]; !ok {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// subject is the commit subject: checkpoint(<trigger>): <what changed>.
+func subject(o CommitOptions, changes []sections.Change, files []string) string {
+	what := o.Message
+	if what == "" {
+		what = describe(changes, files)
+	}
+	what, _, _ = strings.Cut(what, "\n")
+	return fmt.Sprintf("checkpoint(%s): %s", o.Trigger, what)
+}
+
+func describe(changes []sections.Change, files []string) string {
+	var parts []string
+	byStatus := map[sections.Status][]string{}
+	var order []sections.Status
+	for _, c := range changes {
+		name := string(c.ID)
+		if c.ID != sections.PreambleID {
+			name = sections.HeadingTitle(c.Heading)
+		}
+		if _, ok := byStatus[c.Status]; !ok {
+			order = append(order, c.Status)
+		}
+		byStatus[c.Status] = append(byStatus[c.Status], name)
+	}
+	verbs := map[sections.Status]string{sections.Changed: "update", sections.Added: "add", sections.Removed: "remove", sections.Moved: "move"}
+	for _, st := range order {
+		names := byStatus[st]
+		if len(names) > 3 {
+			names = append(names[:3:3], fmt.Sprintf("%d more", len(byStatus[st])-3))
+		}
+		parts = append(parts, verbs[st]+" "+strings.Join(names, ", "))
+	}
+	for _, f := range files {
+		if f != CheckpointFile {
+			parts = append(parts, "update "+f)
+		}
+	}
+	if len(parts) == 0 {
+		return "no change"
+	}
+	return strings.Join(parts, "; ")
+}
+
+func message(id, trigger, subject string, secs []sections.ID, files []string) string {
+	var b strings.Builder
+	b.WriteString(subject + "\n\n")
+	b.WriteString("Ckpt-Session: " + id + "\n")
+	b.WriteString("Ckpt-Trigger: " + trigger + "\n")
+	ids := make([]string, len(secs))
+	for i, s := range secs {
+		ids[i] = string(s)
+	}
+	b.WriteString("Ckpt-Sections: " + strings.Join(ids, ",") + "\n")
+	if len(files) > 0 && !(len(files) == 1 && files[0] == CheckpointFile) {
+		b.WriteString("Ckpt-Files: " + strings.Join(files, ",") + "\n")
+	}
+	return b.String()
+}
+
+func rejectMessage(id, trigger string, fs []sections.Finding) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "rejected(%s): checkpoint failed check\n\n", trigger)
+	for _, f := range fs {
+		fmt.Fprintf(&b, "%s:%d: %s: %s\n", CheckpointFile, f.Line, f.Severity, f.Message)
+	}
+	fmt.Fprintf(&b, "\nCkpt-Session: %s\nCkpt-Trigger: %s\n", id, trigger)
+	return b.String()
+}
+
+// InitFiles renders a new session's files from its template: metadata filled in.
+func (s *Service) InitFiles(t *Template, id string) (map[string][]byte, error) {
+	doc := t.Parse(t.Source)
+	now := FormatTime(s.now())
+	doc.SetMeta("last_updated", now)
+	doc.SetMeta("session_id", id)
+	doc.SetMeta("delta_since_last", now+" → "+now)
+	files := map[string][]byte{CheckpointFile: doc.Render()}
+	if t.Spec.Notes != "" {
+		n, err := s.LoadTemplate(t.Spec.Notes)
+		if err != nil {
+			return nil, err
+		}
+		files[NotesFile] = n.Source
+	}
+	return files, nil
+}
+
+// InitSession creates a session from a template and makes its first commit.
+func (s *Service) InitSession(id repo.SessionID, tmpl, worktree string, extra map[string]string) (*repo.Repo, repo.Hash, error) {
+	t, err := s.LoadTemplate(tmpl)
+	if err != nil {
+		return nil, repo.ZeroHash, err
+	}
+	files, err := s.InitFiles(t, string(id))
+	if err != nil {
+		return nil, repo.ZeroHash, err
+	}
+	cfg := map[string]string{"template": tmpl}
+	for k, v := range extra {
+		cfg[k] = v
+	}
+	ids := make([]string, 0, len(t.Doc.Sections))
+	for _, sec := range t.Doc.Sections {
+		ids = append(ids, string(sec.ID))
+	}
+	msg := fmt.Sprintf("checkpoint(manual): start session %s from template %s\n\nCkpt-Session: %s\nCkpt-Trigger: manual\nCkpt-Sections: %s\n", id, tmpl, id, strings.Join(ids, ","))
+	return s.Store.Init(id, repo.InitOptions{Files: files, Worktree: worktree, Config: cfg, Message: msg})
+}

@@ -1,0 +1,119 @@
+package templates
+
+import "regexp"
+
+// Keyword rules for untagged notes entries, tried in order. They are documented in
+// docs/sync.md; keep the two in step.
+var (
+	kwDecision = regexp.MustCompile(`(?i)\b(decided|decision|we chose|chose|instead of|rather than|in favou?r of)\b|决定|决策|采用`)
+	kwBlocker  = regexp.MustCompile(`(?i)\b(blocked|blocker|blocking|waiting (for|on))\b|阻塞`)
+	kwBug      = regexp.MustCompile(`(?i)\b(bug|crash(es|ed)?|panics?|regression|fixed by)\b|崩溃|修复`)
+	kwDone     = regexp.MustCompile(`(?i)^(done|finished|completed|fixed|shipped)\b|\bCOMPLETE\b|已完成`)
+	kwTask     = regexp.MustCompile(`(?i)^(todo|to do|need to|next:)|^\(P[0-9]\)`)
+	kwRule     = regexp.MustCompile(`(?i)^(always|never|do not|don't)\b|^(始终|总是|不要|永远不要)`)
+)
+
+var sixSpec = Spec{
+	Notes:  "notes",
+	Memory: "memory-en",
+	Meta:   []string{"last_updated", "session_id", "delta_since_last"},
+	MaxOpen: map[string]int{
+		"📋": 5,
+	},
+	Roles: map[Role]string{
+		RoleIntent:    "🎯",
+		RoleTasks:     "📋",
+		RoleCompleted: "✅",
+		RoleDecisions: "🔑",
+		RoleDelta:     "📡",
+		RoleCatchAll:  "⚠️",
+	},
+	Routes: map[string]Role{
+		"decision": RoleDecisions,
+		"task":     RoleTasks,
+		"next":     RoleTasks,
+		"done":     RoleCompleted,
+		"blocker":  RoleCatchAll,
+		"note":     RoleCatchAll,
+		"intent":   RoleIntent,
+		"rule":     RoleCatchAll,
+		"fact":     RoleCatchAll,
+		"literal":  RoleCatchAll,
+	},
+	Durable: map[string]Role{"rule": RoleRules, "fact": RoleFacts, "decision": RoleDecisions},
+	Keywords: []Keyword{
+		{kwBlocker, "blocker"},
+		{kwDecision, "decision"},
+		{kwDone, "done"},
+		{kwTask, "task"},
+	},
+	Budgets: map[string]int{
+		"🎯": 1024, "📋": 2048, "✅": 4096, "🔑": 4096, "⚠️": 4096,
+	},
+	SpillIndex: "- See %s (%d items) - %s",
+}
+
+func elevenSpec(notes, memory, empty, spill string) Spec {
+	return Spec{
+		Notes:      notes,
+		Memory:     memory,
+		Blockquote: "§1",
+		Roles: map[Role]string{
+			RoleIntent:     "§1",
+			RoleNext:       "§2",
+			RoleDirectives: "§3",
+			RoleTasks:      "§4",
+			RoleStatus:     "§5",
+			RoleCompleted:  "§5",
+			RoleDecisions:  "§10",
+			RoleCatchAll:   "§11",
+			"files":        "§6",
+			"knowledge":    "§7",
+			"errors":       "§8",
+			"resources":    "§9",
+		},
+		Routes: map[string]Role{
+			"intent":   RoleIntent,
+			"next":     RoleNext,
+			"rule":     RoleDirectives,
+			"literal":  RoleDirectives,
+			"task":     RoleStatus,
+			"status":   RoleStatus,
+			"done":     RoleStatus,
+			"file":     "files",
+			"fact":     "knowledge",
+			"bug":      "errors",
+			"blocker":  "errors",
+			"resource": "resources",
+			"decision": RoleDecisions,
+			"open":     RoleCatchAll,
+			"note":     RoleCatchAll,
+		},
+		Durable: map[string]Role{"rule": RoleRules, "fact": RoleFacts, "decision": RoleDecisions},
+		Keywords: []Keyword{
+			{kwDecision, "decision"},
+			{kwBug, "bug"},
+			{kwBlocker, "blocker"},
+			{kwDone, "done"},
+			{kwRule, "rule"},
+			{kwTask, "task"},
+		},
+		Budgets: map[string]int{
+			"§1": 2048, "§2": 1024, "§3": 2048, "§5": 4096, "§6": 4096, "§7": 4096,
+			"§8": 4096, "§9": 2048, "§10": 4096, "§11": 2048,
+		},
+		Empty:      empty,
+		SpillIndex: spill,
+	}
+}
+
+func memorySpec(rules, facts, decisions, context string) Spec {
+	return Spec{
+		Roles: map[Role]string{
+			RoleRules:     rules,
+			RoleFacts:     facts,
+			RoleDecisions: decisions,
+			RoleContext:   context,
+		},
+	}
+}
