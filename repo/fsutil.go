@@ -63,8 +63,14 @@ func syncDir(dir string) error {
 	return nil
 }
 
+// staleLockAge is how old a `.lock` file must be before ckpt removes it. ckpt takes these
+// locks only while it holds the session's flock, so a lock file found then was left by a
+// killed process or is held by the git CLI, which holds a ref or index lock for
+// milliseconds, never seconds.
+const staleLockAge = 2 * time.Second
+
 // createLockFile creates path exclusively (git's `<file>.lock` protocol), retrying until
-// deadline while someone else holds it.
+// deadline while someone else holds it. A lock file older than staleLockAge is removed.
 func createLockFile(path string, deadline time.Time) (*os.File, error) {
 	delay := time.Millisecond
 	for {
@@ -74,6 +80,10 @@ func createLockFile(path string, deadline time.Time) (*os.File, error) {
 		}
 		if !errors.Is(err, fs.ErrExist) {
 			return nil, err
+		}
+		if fi, err := os.Stat(path); err == nil && time.Since(fi.ModTime()) > staleLockAge {
+			_ = os.Remove(path)
+			continue
 		}
 		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("%s: %w (if no git or ckpt process is running, remove the stale lock)", path, ErrBusy)

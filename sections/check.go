@@ -167,9 +167,24 @@ func missingLine(doc, tmpl *Document, id ID) int {
 
 func checkMeta(doc, tmpl *Document) []Finding {
 	var fs []Finding
+	var keys []string
+	for _, m := range tmpl.Metadata() {
+		keys = append(keys, "_"+m.Key)
+	}
+	looksLikeMeta := func(t string) bool {
+		if looseMetaLine.MatchString(t) {
+			return true
+		}
+		for _, k := range keys {
+			if rest, ok := strings.CutPrefix(t, k); ok && (rest == "" || !isWordByte(rest[0])) {
+				return true
+			}
+		}
+		return false
+	}
 	doc.eachLine(func(sec ID, line int, l []byte) {
 		t := strings.TrimRight(string(l), "\r\n")
-		if !looseMetaLine.MatchString(t) {
+		if !looksLikeMeta(t) {
 			return
 		}
 		m := metaLine.FindStringSubmatch(t)
@@ -242,4 +257,8 @@ func countLines(b []byte, re *regexp.Regexp) int {
 		}
 	})
 	return n
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }

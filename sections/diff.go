@@ -77,7 +77,7 @@ func Diff(a, b *Document) []Change {
 		old := a.Sections[ai].Bytes()
 		c := Change{ID: s.ID, Heading: s.HeadingLine(), Old: old, New: s.Bytes(), Moved: !stay[s.ID]}
 		switch {
-		case !bytes.Equal(old, c.New):
+		case !bytes.Equal(trimBlankTail(old), trimBlankTail(c.New)):
 			c.Status = Changed
 		case c.Moved:
 			c.Status = Moved
@@ -157,4 +157,10 @@ func stableIDs(a, b []Section) map[ID]bool {
 		}
 	}
 	return out
+}
+
+// trimBlankTail drops the blank lines that end a section: they separate it from the next
+// one, and a section that moves or becomes the last one gains or loses them without changing.
+func trimBlankTail(b []byte) []byte {
+	return bytes.TrimRight(b, " \t\r\n")
 }

@@ -290,7 +290,7 @@ func describe(changes []sections.Change, files []string) string {
 		parts = append(parts, verbs[st]+" "+strings.Join(names, ", "))
 	}
 	for _, f := range files {
-		if f != CheckpointFile {
+		if f != CheckpointFile || len(changes) == 0 {
 			parts = append(parts, "update "+f)
 		}
 	}

@@ -125,8 +125,11 @@ rejected by check, 4 busy (lock timeout), 5 merge conflict left for resolution.`
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
 			return &exitError{exitUsage, err}
 		},
-		CommandNotFound: func(c *cli.Context, name string) {
-			fmt.Fprintf(env.Stderr, "ckpt: unknown command %q\nckpt: hint: ckpt --help lists the commands\n", name)
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usageError("unknown command %q\nhint: ckpt --help lists the commands", c.Args().First())
+			}
+			return cli.ShowAppHelp(c)
 		},
 		Commands: commands(env),
 	}

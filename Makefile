@@ -1,0 +1,43 @@
+# ckpt: build, demo, test, bench, lint, fmt. Needs only Go and git.
+GO      ?= go
+BIN     := bin/ckpt
+PKGS    := ./...
+# Fuzz targets run briefly in `make test` with their seed corpus (testdata/fuzz).
+FUZZTIME ?= 5s
+
+.PHONY: build demo test fuzz bench lint fmt clean
+
+build:
+	$(GO) build -o $(BIN) ./cmd/ckpt
+
+demo: build
+	./scripts/demo.sh $(BIN)
+
+test:
+	$(GO) vet $(PKGS)
+	$(GO) test -count=1 $(PKGS)
+	$(MAKE) fuzz
+
+fuzz:
+	@for target in $$($(GO) test -list '^Fuzz' ./sections/ | grep '^Fuzz'); do \
+		$(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) ./sections/ || exit 1; \
+	done
+	@for target in $$($(GO) test -list '^Fuzz' ./sync/ | grep '^Fuzz'); do \
+		$(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) ./sync/ || exit 1; \
+	done
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 60m $(PKGS)
+
+lint:
+	$(GO) vet $(PKGS)
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
+	@if $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -version >/dev/null 2>&1; then \
+		$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 $(PKGS); \
+	else echo "staticcheck not available from the module proxy; skipped"; fi
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+clean:
+	rm -rf bin
