@@ -38,15 +38,58 @@ func (r *Repo) Commit(req CommitRequest) (Hash, bool, error) {
 }
 
 func (r *Repo) commit(req CommitRequest, maybePack bool) (Hash, bool, error) {
+	p, err := r.Prepare(req)
+	if err != nil || !p.Changed() {
+		return p.Commit(), false, err
+	}
+	if err := p.Apply(); err != nil {
+		return ZeroHash, false, err
+	}
+	if maybePack {
+		_ = r.maybePack()
+	}
+	return p.Commit(), true, nil
+}
+
+// Prepared is a commit whose objects are written but which main does not point to yet:
+// Apply makes it the new HEAD (work tree, ref, index), Undo takes an applied commit back.
+// Two repositories updated together (a session and the knowledge repository) prepare both,
+// then apply both, undoing the first if the second fails.
+type Prepared struct {
+	r       *Repo
+	head    Hash
+	commit  Hash
+	files   map[string][]byte
+	entries []treeEntry
+	oldTree map[string]Hash
+	message string
+	restore func()
+	applied bool
+}
+
+// Commit is the prepared commit's hash (HEAD's when nothing changed).
+func (p *Prepared) Commit() Hash {
+	if p == nil {
+		return ZeroHash
+	}
+	return p.commit
+}
+
+// Changed is false when the files equal HEAD's: there is nothing to apply.
+func (p *Prepared) Changed() bool { return p != nil && p.commit != p.head }
+
+// Prepare writes the objects of req's commit (durably) without moving any ref or touching
+// the work tree. The caller holds the repository's exclusive lock until Apply.
+func (r *Repo) Prepare(req CommitRequest) (*Prepared, error) {
 	st := r.store
 	for name := range req.Files {
 		if err := ValidFileName(name); err != nil {
-			return ZeroHash, false, err
+			return nil, err
 		}
 	}
 	head, err := readRef(r.GitDir, MainRef)
 	if err != nil {
-		return ZeroHash, false, err
+		return nil, err
 	}
 	parents := req.Parents
 	if parents == nil && head != ZeroHash {
@@ -58,41 +101,27 @@ func (r *Repo) commit(req CommitRequest, maybePack bool) (Hash, bool, error) {
 	}
 	treeData := encodeTree(entries)
 	treeHash := objectHash(plumbing.TreeObject, treeData)
-
-	var oldTree map[string]Hash
+	p := &Prepared{r: r, head: head, commit: head, files: req.Files, entries: entries}
 	if head != ZeroHash {
 		ht, err := r.reader().commitTree(head)
 		if err != nil {
-			return ZeroHash, false, err
+			return nil, err
 		}
 		if ht == treeHash && !req.Force && len(parents) == 1 && parents[0] == head {
-			return head, false, nil
+			return p, nil
 		}
-		oldTree, err = r.reader().treeFiles(ht)
-		if err != nil {
-			return ZeroHash, false, err
+		if p.oldTree, err = r.reader().treeFiles(ht); err != nil {
+			return nil, err
 		}
 	}
-
-	// The work tree first: a crash after this point leaves the new bytes on disk, which the
-	// next `ckpt commit` records, rather than a HEAD that the disk contradicts.
-	restore, err := r.writeWorkTree(req.Files, oldTree)
-	if err != nil {
-		return ZeroHash, false, err
-	}
-	fail := func(err error) (Hash, bool, error) {
-		restore()
-		return ZeroHash, false, err
-	}
-
 	ow := newObjectWriter(r.GitDir, st.Opts.Fsync)
 	for _, e := range entries {
 		if _, err := ow.write(plumbing.BlobObject, req.Files[e.name]); err != nil {
-			return fail(err)
+			return nil, err
 		}
 	}
 	if _, err := ow.write(plumbing.TreeObject, treeData); err != nil {
-		return fail(err)
+		return nil, err
 	}
 	when := req.When
 	if when.IsZero() {
@@ -102,22 +131,66 @@ func (r *Repo) commit(req CommitRequest, maybePack bool) (Hash, bool, error) {
 	if msg == "" {
 		msg = "checkpoint(" + req.Trigger + ")\n"
 	}
-	commitHash, err := ow.write(plumbing.CommitObject, encodeCommit(treeHash, parents, st.Opts.Author, when, msg))
-	if err != nil {
-		return fail(err)
+	p.message = msg
+	if p.commit, err = ow.write(plumbing.CommitObject, encodeCommit(treeHash, parents, st.Opts.Author, when, msg)); err != nil {
+		return nil, err
 	}
 	if err := ow.flush(); err != nil {
-		return fail(err)
+		return nil, err
 	}
-	if err := st.updateRef(r.GitDir, refUpdate{name: MainRef, old: head, new: commitHash, msg: "commit: " + msg}, st.Opts.Author); err != nil {
-		return fail(err)
+	return p, nil
+}
+
+// Apply makes the prepared commit the new HEAD: the work tree first (a crash after it leaves
+// the new bytes on disk, which the next `ckpt commit` records, rather than a HEAD that the
+// disk contradicts), then the ref (compare-and-swap against the HEAD seen by Prepare), then
+// the index.
+func (p *Prepared) Apply() error {
+	if !p.Changed() || p.applied {
+		return nil
 	}
-	// The commit is durable from here on; what follows is bookkeeping a later commit redoes.
-	_ = st.writeIndex(r.GitDir, r.WorkDir, entries)
-	if maybePack {
-		_ = r.maybePack()
+	r, st := p.r, p.r.store
+	restore, err := r.writeWorkTree(p.files, p.oldTree)
+	if err != nil {
+		return err
 	}
-	return commitHash, true, nil
+	if err := st.updateRef(r.GitDir, refUpdate{name: MainRef, old: p.head, new: p.commit, msg: "commit: " + p.message}, st.Opts.Author); err != nil {
+		restore()
+		return err
+	}
+	p.restore, p.applied = restore, true
+	// The commit is durable from here on; the index is bookkeeping a later commit redoes.
+	_ = st.writeIndex(r.GitDir, r.WorkDir, p.entries)
+	return nil
+}
+
+// Undo takes an applied commit back: main returns to the previous HEAD (only if it still
+// points to this commit), and the work tree and index to their previous state. The commit
+// object stays, unreferenced, as git would leave it.
+func (p *Prepared) Undo() error {
+	if !p.applied {
+		return nil
+	}
+	r, st := p.r, p.r.store
+	var err error
+	if p.head == ZeroHash {
+		err = st.deleteRef(r.GitDir, MainRef, p.commit)
+	} else {
+		err = st.updateRef(r.GitDir, refUpdate{name: MainRef, old: p.commit, new: p.head, msg: "undo: " + firstLine(p.message)}, st.Opts.Author)
+	}
+	if err != nil {
+		return err
+	}
+	p.restore()
+	p.applied = false
+	if p.head != ZeroHash {
+		old := make([]treeEntry, 0, len(p.oldTree))
+		for name, h := range p.oldTree {
+			old = append(old, treeEntry{name, h})
+		}
+		_ = st.writeIndex(r.GitDir, r.WorkDir, old)
+	}
+	return nil
 }
 
 // writeWorkTree writes the files that differ from the disk and removes versioned files that

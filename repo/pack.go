@@ -14,6 +14,10 @@ import (
 // maxPacks is how many packs may pile up before they are merged into one.
 const maxPacks = 8
 
+// MaybePack packs the loose objects when there are too many (see maybePack). A failure to
+// pack never fails the commit that triggered it; the next commit tries again.
+func (r *Repo) MaybePack() { _ = r.maybePack() }
+
 // maybePack packs the loose objects when there are more than PackThreshold of them. Like
 // `git gc --auto`, it estimates the count from a few fan-out directories instead of listing
 // them all, so the check costs four directory reads per commit.

@@ -81,14 +81,20 @@ func (st *Store) Init(id SessionID, o InitOptions) (*Repo, Hash, error) {
 	return r, h, nil
 }
 
-// InitKnowledge creates the knowledge repository if it does not exist and returns it.
-// The caller holds KnowledgeLock.
+// InitKnowledge creates the knowledge repository if it does not exist and returns it. files
+// are written where missing: a knowledge directory the user filled by hand (a MEMORY.md put
+// there before any sync) becomes the repository's work tree, its files committed as they
+// are. The caller holds KnowledgeLock.
 func (st *Store) InitKnowledge(files map[string][]byte) (*Repo, Hash, error) {
 	dir := st.KnowledgeDir()
 	if r, err := st.openDir(dir, "knowledge"); err == nil {
 		return r, ZeroHash, nil
 	}
-	return st.create(dir, "knowledge", KnowledgeLock, InitOptions{Files: files, Message: "knowledge: start the knowledge graph\n"})
+	o := InitOptions{Files: files, Message: "knowledge: start the knowledge graph\n"}
+	if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+		o.Worktree = dir // adopt: build the repository in place
+	}
+	return st.create(dir, "knowledge", KnowledgeLock, o)
 }
 
 func (st *Store) create(dir, id, lockName string, o InitOptions) (*Repo, Hash, error) {
@@ -97,7 +103,12 @@ func (st *Store) create(dir, id, lockName string, o InitOptions) (*Repo, Hash, e
 		return nil, ZeroHash, fmt.Errorf("create %s: %w", parent, err)
 	}
 	tmp := filepath.Join(parent, ".init-"+filepath.Base(dir))
-	_ = os.RemoveAll(tmp) // left by a crash during an earlier init
+	inPlace := o.Worktree != "" && filepath.Clean(o.Worktree) == filepath.Clean(dir)
+	if inPlace {
+		tmp, o.Worktree = dir, ""
+	} else {
+		_ = os.RemoveAll(tmp) // left by a crash during an earlier init
+	}
 	gitDir := filepath.Join(tmp, ".git")
 	for _, d := range []string{"objects/info", "objects/pack", "refs/heads", "refs/tags", "info"} {
 		if err := os.MkdirAll(filepath.Join(gitDir, d), 0o755); err != nil {
@@ -154,7 +165,10 @@ func (st *Store) create(dir, id, lockName string, o InitOptions) (*Repo, Hash, e
 	sort.Strings(names)
 	for _, name := range names {
 		p := filepath.Join(workDir, name)
-		if o.Worktree != "" {
+		if o.Files[name] == nil {
+			continue
+		}
+		if o.Worktree != "" || inPlace {
 			if _, err := os.Stat(p); err == nil {
 				continue // the harness's file is committed as it is
 			}
@@ -174,6 +188,9 @@ func (st *Store) create(dir, id, lockName string, o InitOptions) (*Repo, Hash, e
 	h, _, err := r.commit(CommitRequest{Files: files, Message: o.Message, Trigger: "init"}, false)
 	if err != nil {
 		return nil, ZeroHash, err
+	}
+	if inPlace {
+		return r, h, nil
 	}
 	if err := os.Rename(tmp, dir); err != nil {
 		return nil, ZeroHash, fmt.Errorf("create %s: %w", dir, err)

@@ -154,47 +154,76 @@ func copyFiles(m map[string][]byte) map[string][]byte {
 // commitFiles is the one path to a commit on main: metadata upkeep, check (reject on
 // errors), message, commit. The caller holds the exclusive lock.
 func (s *Service) commitFiles(r *repo.Repo, head repo.Hash, old, next map[string][]byte, o CommitOptions) (Result, error) {
-	var res Result
-	var changes []sections.Change
+	p, res, err := s.prepareCommit(r, head, old, next, o, false)
+	if err != nil {
+		return res.Result, err
+	}
+	if p.Changed() {
+		if err := p.Apply(); err != nil {
+			return res.Result, err
+		}
+		r.MaybePack()
+	}
+	res.Commit, res.Changed = p.Commit(), p.Changed()
+	if !res.Changed {
+		res.Sections, res.Files, res.Subject = nil, nil, ""
+	}
+	return res.Result, nil
+}
+
+// prepared is a Result with what a caller applying it later needs.
+type prepared struct {
+	Result
+	Changes []sections.Change
+	next    map[string][]byte
+}
+
+// prepareCommit does everything commitFiles does short of moving main: it returns the
+// prepared commit (objects written) for the caller to Apply, possibly together with a
+// knowledge commit. A dry run writes no objects and returns a nil Prepared.
+func (s *Service) prepareCommit(r *repo.Repo, head repo.Hash, old, next map[string][]byte, o CommitOptions, dry bool) (*repo.Prepared, prepared, error) {
+	res := prepared{next: next}
 	if _, had := old[CheckpointFile]; had {
 		if _, has := next[CheckpointFile]; !has {
-			return res, fmt.Errorf("%s: missing from the work tree; nothing committed\nhint: bring it back with ckpt restore --rev HEAD", r.WorkPath(CheckpointFile))
+			return nil, res, fmt.Errorf("%s: missing from the work tree; nothing committed\nhint: bring it back with ckpt restore --rev HEAD", r.WorkPath(CheckpointFile))
 		}
 	}
 	if cp, ok := next[CheckpointFile]; ok {
 		t, err := s.LoadTemplate(r.Template())
 		if err != nil {
-			return res, err
+			return nil, res, err
 		}
 		var same bool
-		cp, same, changes = s.maintain(t, r.ID, old[CheckpointFile], cp)
+		cp, same, res.Changes = s.maintain(t, r.ID, old[CheckpointFile], cp)
 		next[CheckpointFile] = cp
 		if !same {
 			_, findings := s.Check(t, cp, CheckOptions{TaskIDs: o.TaskIDs})
 			if sections.HasErrors(findings) {
+				if dry {
+					return nil, res, &RejectedError{File: r.WorkPath(CheckpointFile), Findings: findings}
+				}
 				ref, h, err := r.Reject(next, rejectMessage(r.ID, o.Trigger, findings))
 				if err != nil {
-					return res, fmt.Errorf("keep rejected write: %w", err)
+					return nil, res, fmt.Errorf("keep rejected write: %w", err)
 				}
-				return res, &RejectedError{File: r.WorkPath(CheckpointFile), Ref: ref, Commit: h, Findings: findings}
+				return nil, res, &RejectedError{File: r.WorkPath(CheckpointFile), Ref: ref, Commit: h, Findings: findings}
 			}
 			res.Findings = findings
 		}
 	}
 	res.Files = changedFiles(old, next)
-	for _, c := range changes {
+	for _, c := range res.Changes {
 		res.Sections = append(res.Sections, c.ID)
 	}
-	res.Subject = subject(o, changes, res.Files)
-	h, changed, err := r.Commit(repo.CommitRequest{Files: next, Message: message(r.ID, o.Trigger, res.Subject, res.Sections, res.Files)})
+	res.Subject = subject(o, res.Changes, res.Files)
+	if dry {
+		return nil, res, nil
+	}
+	p, err := r.Prepare(repo.CommitRequest{Files: next, Message: message(r.ID, o.Trigger, res.Subject, res.Sections, res.Files)})
 	if err != nil {
-		return res, err
+		return nil, res, err
 	}
-	res.Commit, res.Changed = h, changed
-	if !changed {
-		res.Sections, res.Files, res.Subject = nil, nil, ""
-	}
-	return res, nil
+	return p, res, nil
 }
 
 // maintain keeps the metadata lines ckpt owns: _last_updated_ becomes now when the content

@@ -157,6 +157,8 @@ func commands(env *Env) []*cli.Command {
 		sessionsCommand(env),
 		pathCommand(env),
 		templatesCommand(env),
+		syncCommand(env),
+		kgCommand(env),
 	}
 }
 

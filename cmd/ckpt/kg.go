@@ -1,0 +1,170 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/ckpt-dev/ckpt/repo"
+	ckptsync "github.com/ckpt-dev/ckpt/sync"
+)
+
+func kgCommand(env *Env) *cli.Command {
+	return &cli.Command{
+		Name:  "kg",
+		Usage: "review the knowledge graph of promoted decisions",
+		Description: `A full sync promotes each session's Key Decisions to knowledge-graph.md in the knowledge
+repository (<home>/knowledge). New decisions wait under "Pending review" (unless config
+promote.review = false); accept or reject them here. A rejected decision is never
+promoted again. Every change is a commit: ckpt kg log.`,
+		Subcommands: []*cli.Command{
+			{
+				Name:  "list",
+				Usage: "list decisions with their state and provenance",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "state", Usage: "only `STATE`: pending, accepted or rejected"},
+					jsonFlag(),
+				},
+				Action: func(c *cli.Context) error { return runKGList(c, env) },
+			},
+			{
+				Name: "accept", Usage: "accept a pending decision", ArgsUsage: "ID",
+				Action: func(c *cli.Context) error { return runKGReview(c, env, ckptsync.StateAccepted) },
+			},
+			{
+				Name: "reject", Usage: "reject a decision; it is never promoted again", ArgsUsage: "ID",
+				Action: func(c *cli.Context) error { return runKGReview(c, env, ckptsync.StateRejected) },
+			},
+			{
+				Name: "reopen", Usage: "put a decision back under review", ArgsUsage: "ID",
+				Action: func(c *cli.Context) error { return runKGReview(c, env, ckptsync.StatePending) },
+			},
+			{
+				Name:  "log",
+				Usage: "history of the knowledge repository",
+				Flags: []cli.Flag{&cli.IntFlag{Name: "n", Usage: "at most `N` commits"}, jsonFlag()},
+				Action: func(c *cli.Context) error { return runKGLog(c, env) },
+			},
+			{
+				Name:  "graph",
+				Usage: "draw decisions linked to their sessions and to what they supersede",
+				Flags: []cli.Flag{&cli.StringFlag{Name: "format", Value: "mermaid", Usage: "mermaid or dot"}},
+				Action: func(c *cli.Context) error {
+					a, err := open(c, env)
+					if err != nil {
+						return err
+					}
+					kg, err := a.svc.KnowledgeGraph()
+					if err != nil {
+						return err
+					}
+					out, err := kg.Graph(c.String("format"))
+					if err != nil {
+						return &exitError{exitUsage, err}
+					}
+					fmt.Fprint(env.Stdout, out)
+					return nil
+				},
+			},
+		},
+	}
+}
+
+func runKGList(c *cli.Context, env *Env) error {
+	state := c.String("state")
+	if state != "" && state != ckptsync.StatePending && state != ckptsync.StateAccepted && state != ckptsync.StateRejected {
+		return usageError("--state %q: want pending, accepted or rejected", state)
+	}
+	a, err := open(c, env)
+	if err != nil {
+		return err
+	}
+	kg, err := a.svc.KnowledgeGraph()
+	if err != nil {
+		return err
+	}
+	var out []*ckptsync.KGEntry
+	for _, e := range kg.Entries {
+		if state == "" || e.State == state {
+			if e.Provenance == nil {
+				e.Provenance = []ckptsync.Provenance{}
+			}
+			if e.Supersedes == nil {
+				e.Supersedes = []string{}
+			}
+			out = append(out, e)
+		}
+	}
+	if c.Bool("json") {
+		if out == nil {
+			out = []*ckptsync.KGEntry{}
+		}
+		return printJSON(env.Stdout, out)
+	}
+	for _, e := range out {
+		text := strings.ReplaceAll(e.Text, "\n", " ")
+		sessions := make([]string, 0, len(e.Provenance))
+		for _, p := range e.Provenance {
+			sessions = append(sessions, p.Session)
+		}
+		fmt.Fprintf(env.Stdout, "%s  %-8s %s  [%s]\n", e.ID, e.State, text, strings.Join(sessions, ", "))
+	}
+	return nil
+}
+
+func runKGReview(c *cli.Context, env *Env, state string) error {
+	if c.NArg() != 1 {
+		return usageError("kg %s takes one decision ID (ckpt kg list shows them)", c.Command.Name)
+	}
+	a, err := open(c, env)
+	if err != nil {
+		return err
+	}
+	e, h, changed, err := a.svc.Review(c.Args().First(), state)
+	if err != nil {
+		return err
+	}
+	if !changed {
+		fmt.Fprintf(env.Stdout, "%s is already %s\n", e.ID, state)
+		return nil
+	}
+	fmt.Fprintf(env.Stdout, "%s %s at %s\n", e.ID, state, repo.ShortHash(h))
+	return nil
+}
+
+func runKGLog(c *cli.Context, env *Env) error {
+	a, err := open(c, env)
+	if err != nil {
+		return err
+	}
+	kr, err := a.store.OpenKnowledge()
+	if err != nil {
+		return fmt.Errorf("%w\nhint: the knowledge repository appears with the first full sync", err)
+	}
+	unlock, err := a.readLock(kr)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	head, err := kr.Head()
+	if err != nil {
+		return err
+	}
+	var commits []logJSON
+	limit := c.Int("n")
+	err = kr.Log(head, func(ci repo.CommitInfo) bool {
+		commits = append(commits, toLogJSON(ci))
+		return limit <= 0 || len(commits) < limit
+	})
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		return printJSON(env.Stdout, commits)
+	}
+	for _, j := range commits {
+		fmt.Fprintf(env.Stdout, "%s %s  %s\n", j.Short, j.Time, j.Subject)
+	}
+	return nil
+}

@@ -1,0 +1,81 @@
+package sync
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ckpt-dev/ckpt/sections"
+)
+
+// bigSix is a six checkpoint of about size bytes: the corpus checkpoint with every list
+// section grown by realistic items.
+func bigSix(size int) []byte {
+	src := string(corpusFile(nil, "six/checkpoint.md"))
+	heads := []string{"### 📋 Task Stack\n", "### ✅ This Session Completed\n", "### 🔑 Key Decisions\n", "### ⚠️ Notes & Blockers\n"}
+	per := (size - len(src)) / len(heads)
+	for i, h := range heads {
+		var b strings.Builder
+		for j := 0; b.Len() < per; j++ {
+			fmt.Fprintf(&b, "- item %d of section %d: checkpoint text with `code_%d` and a path /srv/app/%d/config.toml\n", j, i, j, j)
+		}
+		src = strings.Replace(src, h, h+b.String(), 1)
+	}
+	return []byte(src)
+}
+
+func benchNotes(n int) []byte {
+	tags := []string{"[decision] ", "[task] ", "[done] ", "[blocker] ", "[note] ", ""}
+	var b strings.Builder
+	b.WriteString("# Notes\n\n_Append one entry per line. `ckpt sync` routes every entry into the checkpoint and resets this file._\n\n")
+	for i := range n {
+		fmt.Fprintf(&b, "- %snote %d mentions `KEY_%d=value-%d` and https://example.com/%d\n", tags[i%len(tags)], i, i, i, i)
+	}
+	return []byte(b.String())
+}
+
+// BenchmarkFullSync200KB1000Notes is the issue's target: a full sync (routing, literals,
+// budgets and spills, check, commit, promotion) of a 200 KB checkpoint with 1,000 notes.
+func BenchmarkFullSync200KB1000Notes(b *testing.B) {
+	ts := newTestService(b, nil)
+	cp := bigSix(200 << 10)
+	notes := benchNotes(1000)
+	r := ts.session(b, "bench", "six", cp, nil)
+	var spilled int
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		b.StopTimer()
+		os.WriteFile(r.WorkPath(CheckpointFile), cp, 0o644)
+		os.WriteFile(r.WorkPath(NotesFile), notes, 0o644)
+		for _, f := range []string{"checkpoint-decisions.md", "checkpoint-completed.md", "checkpoint-notes.md"} {
+			os.Remove(r.WorkPath(f))
+		}
+		ts.clock = ts.clock.Add(time.Minute)
+		b.StartTimer()
+		rep, err := ts.Sync(r, Options{Mode: Full})
+		if err != nil {
+			b.Fatal(err)
+		}
+		spilled = len(rep.Spills)
+	}
+	b.ReportMetric(float64(spilled), "spills")
+}
+
+// BenchmarkMergeFull200KB1000Notes times the pure merge alone, without git.
+func BenchmarkMergeFull200KB1000Notes(b *testing.B) {
+	tt := &Template{Template: mustLoad(b, "six")}
+	tt.Doc = sections.Parse(tt.Source, sections.Options{})
+	cp := bigSix(200 << 10)
+	notes := benchNotes(1000)
+	b.ReportAllocs()
+	for b.Loop() {
+		doc := tt.Parse(cp)
+		ed := newEditor(doc, "")
+		files := map[string][]byte{NotesFile: notes}
+		mergeFull(tt, ed, nil, files, nil, nil, nil, tt.Spec.Budgets, "bench", &Report{})
+		_ = doc.Render()
+	}
+}

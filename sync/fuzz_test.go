@@ -1,0 +1,77 @@
+package sync
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/ckpt-dev/ckpt/sections"
+)
+
+// FuzzMergeFull runs the pure part of a full sync on arbitrary checkpoints and notes: it
+// must not panic, must never change a heading or directive line of a template section, and
+// must keep every notes entry's literals.
+func FuzzMergeFull(f *testing.F) {
+	for _, tmpl := range []string{"six", "eleven"} {
+		f.Add(tmpl == "six", corpusFile(f, tmpl+"/checkpoint.md"), corpusFile(f, tmpl+"/notes.md"))
+	}
+	f.Add(true, []byte("### 🔑 Key Decisions\r\n- a\r\n---"), []byte("- [decision] `x`\n  more\n- [intent] y"))
+	f.Add(false, []byte("## §3 指令（本次会话）\n_仅限本次会话特定的工作风格_\n- D1: x\n- T1 done\n"), []byte("- [rule] D1: x"))
+	templates := map[bool]*Template{}
+	for _, six := range []bool{true, false} {
+		name := "eleven"
+		if six {
+			name = "six"
+		}
+		tt := mustLoad(f, name)
+		templates[six] = &Template{Template: tt, Doc: sections.Parse(tt.Source, sections.Options{})}
+	}
+	f.Fuzz(func(t *testing.T, six bool, checkpoint, notes []byte) {
+		tmpl := templates[six]
+		doc := tmpl.Parse(checkpoint)
+		before := map[sections.ID]string{}
+		for _, s := range doc.Sections {
+			if tmpl.Doc.Section(s.ID) != nil {
+				before[s.ID] = string(s.Heading) + string(s.Directive)
+			}
+		}
+		ed := newEditor(doc, tmpl.Spec.Empty)
+		mem := &memoryDoc{doc: sections.Parse([]byte("# MEMORY\n\n## Rules\n- D1: x\n\n## Discovered Durable Knowledge\n"), sections.Options{Level: 2})}
+		mem.ed = newEditor(mem.doc, "")
+		mt := mustLoad(t, "memory-en")
+		mem.specs = append(mem.specs, mt.Spec)
+		files := map[string][]byte{NotesFile: notes}
+		rep := &Report{}
+		entries := mergeFull(tmpl, ed, mem, files, []byte("# Notes\n"), nil, nil, map[string]int{"🔑": 200, "§7": 200, "⚠️": 300}, "fuzz", rep)
+		out := doc.Render()
+		after := tmpl.Parse(out)
+		for id, hd := range before {
+			s := after.Section(id)
+			if s == nil {
+				t.Fatalf("section %s disappeared", id)
+			}
+			// the directive may be re-read as body when content was added under a heading
+			// that had none; the heading line itself never changes
+			if !bytes.HasPrefix([]byte(string(s.Heading)+string(s.Directive)+string(s.Body)), []byte(hd)) {
+				t.Fatalf("heading/directive of %s changed: %q", id, hd)
+			}
+		}
+		files[CheckpointFile] = out
+		for i, e := range entries {
+			if rep.Entries[i].Dest.Status == "dropped" {
+				continue // Sync aborts on these: the checkpoint has no section to take them
+			}
+			for _, lit := range e.Literals() {
+				if !containsLiteral(tmpl, doc, files, mem, rep.Entries[i].Dest, lit) && !replacesEntry(tmpl, e) {
+					t.Fatalf("literal %q of entry %q lost", lit, e.Raw)
+				}
+			}
+		}
+	})
+}
+
+// replacesEntry reports whether e went to a section that holds one value (a later entry of
+// the same kind may replace it, which a real sync reports as a lost literal and aborts).
+func replacesEntry(t *Template, e Entry) bool {
+	r := (&router{t: t}).route(e)
+	return replaces(r.Role)
+}

@@ -1,0 +1,136 @@
+package sync
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+)
+
+// Entry is one notes.md entry: a top-level bullet with its indented continuation lines.
+type Entry struct {
+	Line    int    // 1-based line of the bullet in notes.md
+	Tag     string // "decision", "rule", …; "" when untagged
+	Durable bool   // the tag ended with "!": the entry belongs in MEMORY.md
+	// Text is the entry without its bullet and tag: the first line's rest, then the
+	// continuation lines as written (indentation kept), joined with "\n".
+	Text string
+	// Raw is the entry as written, bullet and tag included.
+	Raw string
+}
+
+// Literals are the exact values in the entry that must survive byte for byte.
+func (e Entry) Literals() []string { return Literals(e.Text) }
+
+var (
+	bulletLine = regexp.MustCompile(`^[-*+] (.*)$`)
+	tagPrefix  = regexp.MustCompile(`^\[([a-z]+)(!?)\]\s*`)
+)
+
+// ParseNotes returns the entries of notes.md. The part that equals the notes template (its
+// header) is skipped; so are headings, italic directive lines and blank lines outside
+// entries. A line of text outside any bullet is an entry of its own, so nothing is dropped.
+func ParseNotes(src, template []byte) []Entry {
+	line := 1
+	if bytes.HasPrefix(src, template) {
+		line += bytes.Count(template, []byte{'\n'})
+		src = src[len(template):]
+	}
+	var out []Entry
+	var cur *Entry
+	var pendingBlank int
+	flush := func() {
+		if cur != nil {
+			cur.Text = strings.TrimRight(cur.Text, "\n")
+			cur.Raw = strings.TrimRight(cur.Raw, "\n")
+			out = append(out, *cur)
+			cur = nil
+		}
+		pendingBlank = 0
+	}
+	for len(src) > 0 {
+		i := bytes.IndexByte(src, '\n')
+		var l string
+		if i < 0 {
+			l, src = string(src), nil
+		} else {
+			l, src = string(src[:i]), src[i+1:]
+		}
+		l = strings.TrimSuffix(l, "\r")
+		switch {
+		case strings.TrimSpace(l) == "":
+			if cur != nil {
+				pendingBlank++
+			}
+		case cur != nil && (l[0] == ' ' || l[0] == '\t'):
+			// A continuation line; blank lines between it and the entry belong to the entry.
+			for ; pendingBlank > 0; pendingBlank-- {
+				cur.Text += "\n"
+				cur.Raw += "\n"
+			}
+			cur.Text += "\n" + l
+			cur.Raw += "\n" + l
+		default:
+			flush()
+			if m := bulletLine.FindStringSubmatch(l); m != nil {
+				e := Entry{Line: line, Raw: l}
+				rest := m[1]
+				if t := tagPrefix.FindStringSubmatch(rest); t != nil {
+					e.Tag, e.Durable = t[1], t[2] == "!"
+					rest = rest[len(t[0]):]
+				}
+				e.Text = rest
+				cur = &e
+			} else if !isHeaderLine(l) {
+				out = append(out, Entry{Line: line, Text: l, Raw: l})
+			}
+		}
+		line++
+	}
+	flush()
+	return out
+}
+
+// isHeaderLine is a heading or an italic directive line: part of a notes file's header.
+func isHeaderLine(l string) bool {
+	t := strings.TrimSpace(l)
+	return strings.HasPrefix(t, "#") || (len(t) > 2 && t[0] == '_' && t[len(t)-1] == '_')
+}
+
+// literalPatterns find the exact values seed 000 says must be copied byte for byte:
+// backtick spans, DSNs and URLs, absolute paths, --flags with values, KEY=VALUE.
+var literalPatterns = []*regexp.Regexp{
+	regexp.MustCompile("`[^`\n]+`"),
+	regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s` + "`" + `"'<>)\]]+`),
+	regexp.MustCompile(`(?:^|[\s(])(/[A-Za-z0-9._~-]+(?:/[A-Za-z0-9._~*-]+)+/?)`),
+	regexp.MustCompile(`--[A-Za-z0-9][A-Za-z0-9-]*(?:=\S+| [^\s-][^\s]*)`),
+	regexp.MustCompile(`\b[A-Z][A-Z0-9_]*=[^\s` + "`" + `]+`),
+}
+
+// Literals returns the exact values in text, outermost first (a backtick span is one
+// literal, not also the pieces inside it).
+func Literals(text string) []string {
+	var out []string
+	seen := map[string]bool{}
+	covered := make([]bool, len(text))
+	for _, re := range literalPatterns {
+		for _, m := range re.FindAllStringSubmatchIndex(text, -1) {
+			start, end := m[0], m[1]
+			if len(m) > 2 && m[2] >= 0 {
+				start, end = m[2], m[3]
+			}
+			if covered[start] {
+				continue
+			}
+			lit := strings.TrimRight(text[start:end], ".,;:")
+			if lit == "" || seen[lit] {
+				continue
+			}
+			seen[lit] = true
+			for k := start; k < end; k++ {
+				covered[k] = true
+			}
+			out = append(out, lit)
+		}
+	}
+	return out
+}

@@ -1,0 +1,168 @@
+package sync
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/ckpt-dev/ckpt/sections"
+	"github.com/ckpt-dev/ckpt/templates"
+)
+
+func TestParseNotes(t *testing.T) {
+	tmpl := "# Notes\n\n_header_\n"
+	for _, tc := range []struct {
+		name string
+		src  string
+		want []Entry
+	}{
+		{"template only", tmpl, nil},
+		{"tags and durable", tmpl + "\n- [decision] a\n- [rule!] b\n- plain c\n", []Entry{
+			{Line: 5, Tag: "decision", Text: "a", Raw: "- [decision] a"},
+			{Line: 6, Tag: "rule", Durable: true, Text: "b", Raw: "- [rule!] b"},
+			{Line: 7, Text: "plain c", Raw: "- plain c"},
+		}},
+		{"continuation lines belong to the entry", tmpl + "- [bug] x crashes\n  because y\n\n  fixed by z\n- next\n", []Entry{
+			{Line: 4, Tag: "bug", Text: "x crashes\n  because y\n\n  fixed by z", Raw: "- [bug] x crashes\n  because y\n\n  fixed by z"},
+			{Line: 8, Text: "next", Raw: "- next"},
+		}},
+		{"a changed header is skipped, stray text kept", "# My notes\n_edited_\n\nloose line\n* [note] star bullet\n", []Entry{
+			{Line: 4, Text: "loose line", Raw: "loose line"},
+			{Line: 5, Tag: "note", Text: "star bullet", Raw: "* [note] star bullet"},
+		}},
+		{"crlf", "# Notes\r\n\r\n- [task] t\r\n", []Entry{{Line: 3, Tag: "task", Text: "t", Raw: "- [task] t"}}},
+		{"checkbox is not a tag", tmpl + "- [ ] (P1) do it\n", []Entry{{Line: 4, Text: "[ ] (P1) do it", Raw: "- [ ] (P1) do it"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := ParseNotes([]byte(tc.src), []byte(tmpl))
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("ParseNotes =\n%#v\nwant\n%#v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestLiterals(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want []string
+	}{
+		{"The DSN is `MC_DB_DSN=postgres://mc_ro@host:5433/exp_2026` and must stay", []string{"`MC_DB_DSN=postgres://mc_ro@host:5433/exp_2026`"}},
+		{"run with --seed 2718281 --shard 1/3 please", []string{"--seed 2718281", "--shard 1/3"}},
+		{"write /data/runs/2026-06-09/run-7/output.tsv.", []string{"/data/runs/2026-06-09/run-7/output.tsv"}},
+		{"see https://example.com/x?y=1, then", []string{"https://example.com/x?y=1"}},
+		{"set HF_TOKEN=hf_xxx and PORT=5433", []string{"HF_TOKEN=hf_xxx", "PORT=5433"}},
+		{"--workers=8 and postgres://a@b:1/c", []string{"postgres://a@b:1/c", "--workers=8"}},
+		{"no literal here, just words and a/b", nil},
+	} {
+		got := Literals(tc.text)
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("Literals(%q) = %q, want %q", tc.text, got, tc.want)
+		}
+	}
+}
+
+func TestRouting(t *testing.T) {
+	six := &Template{Template: mustLoad(t, "six")}
+	six.Doc = sections.Parse(six.Source, sections.Options{})
+	eleven := &Template{Template: mustLoad(t, "eleven")}
+	eleven.Doc = sections.Parse(eleven.Source, sections.Options{})
+	for _, tc := range []struct {
+		t         *Template
+		entry     string
+		section   sections.ID
+		repo, why string
+		overrides map[string]string
+		taskOwned bool
+	}{
+		{six, "- [decision] use x", "🔑", "session", "tag", nil, false},
+		{six, "- [task] do x", "📋", "session", "tag", nil, false},
+		{six, "- [done] did x", "✅", "session", "tag", nil, false},
+		{six, "- [blocker] waiting", "⚠️", "session", "tag", nil, false},
+		{six, "- [intent] build x", "🎯", "session", "tag", nil, false},
+		{six, "- we decided to use y instead of z", "🔑", "session", "keyword", nil, false},
+		{six, "- blocked on review", "⚠️", "session", "keyword", nil, false},
+		{six, "- [ ] (P2) write docs", "📋", "session", "keyword", nil, false},
+		{six, "- something else entirely", "⚠️", "session", "catch-all", nil, false},
+		{six, "- [unknowntag] x", "⚠️", "session", "catch-all", nil, false},
+		{six, "- [decision!] durable", "", "memory", "tag", nil, false},
+		{six, "- [task] x", "⚠️", "session", "redirected", nil, true},
+		{six, "- [note] x", "🔑", "session", "config", map[string]string{"note": "🔑"}, false},
+		{eleven, "- [rule] x", "§3", "session", "tag", nil, false},
+		{eleven, "- [literal] `x`", "§3", "session", "tag", nil, false},
+		{eleven, "- [fact] x", "§7", "session", "tag", nil, false},
+		{eleven, "- [bug] x", "§8", "session", "tag", nil, false},
+		{eleven, "- [file] x", "§6", "session", "tag", nil, false},
+		{eleven, "- [resource] x", "§9", "session", "tag", nil, false},
+		{eleven, "- [status] T3 COMPLETE", "§5", "session", "tag", nil, false},
+		{eleven, "- [open] x", "§11", "session", "tag", nil, false},
+		{eleven, "- [next] x", "§2", "session", "tag", nil, false},
+		{eleven, "- [task] x", "§5", "session", "tag", nil, false},
+		{eleven, "- X crashes at line 3, fixed by Z", "§8", "session", "keyword", nil, false},
+		{eleven, "- 决定采用 SSA", "§10", "session", "keyword", nil, false},
+		{eleven, "- always use snake_case", "§3", "session", "keyword", nil, false},
+		{eleven, "- 这让我想起项目 X", "§11", "session", "catch-all", nil, false},
+	} {
+		rt := &router{t: tc.t, overrides: tc.overrides, taskOwned: tc.taskOwned}
+		e := ParseNotes([]byte(tc.entry), nil)[0]
+		r := rt.route(e)
+		if r.Dest.Section != tc.section || r.Dest.Repo != tc.repo || r.Dest.Why != tc.why {
+			t.Errorf("%s %q → %s %s (%s), want %s %s (%s)", tc.t.Name, tc.entry, r.Dest.Repo, r.Dest.Section, r.Dest.Why, tc.repo, tc.section, tc.why)
+		}
+	}
+}
+
+func mustLoad(t testing.TB, name string) *templates.Template {
+	t.Helper()
+	tt, err := templates.Load("", name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tt
+}
+
+func TestRenderTasks(t *testing.T) {
+	db, err := LoadTasks(corpusPath("tasks/tasks.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	existing := []string{"- 🔄 T1 解析 checkpoint 章节\n  - ✅ T2 识别 §N 标题 (progress: tasks/T2/progress.md, last-reconciled-written-at: 3)", "- 🔵 T9 gone (progress: tasks/T9/progress.md, last-reconciled-written-at: 1)"}
+	got := strings.Join(RenderTasks(db, existing, false), "\n")
+	want := `- 🔄 T1 解析 checkpoint 章节
+  - ✅ T2 识别 §N 标题 (progress: tasks/T2/progress.md, last-reconciled-written-at: 3)
+  - ✅ T3 保留斜体指令行
+- 🔵 T4 notes 合并
+  - 🟡 T5 cron 调度测试
+- ❌ T6 Signal Trap 方案`
+	if got != want {
+		t.Errorf("RenderTasks =\n%s\nwant\n%s", got, want)
+	}
+	six := RenderTasks(db, nil, true)
+	if six[0] != "- [ ] 🔄 T1 解析 checkpoint 章节" || six[1] != "  - [x] ✅ T2 识别 §N 标题" {
+		t.Errorf("six rendering: %q", six[:2])
+	}
+	// a parent cycle renders each task once
+	cyc := &TaskDB{Tasks: []Task{{ID: "A", Status: "open", Parent: "B"}, {ID: "B", Status: "open", Parent: "A"}}}
+	if n := len(RenderTasks(cyc, nil, false)); n != 2 {
+		t.Errorf("cycle rendered %d lines, want 2", n)
+	}
+}
+
+func TestLoadTasksErrors(t *testing.T) {
+	dir := t.TempDir()
+	for name, src := range map[string]string{
+		"not json":       "{",
+		"no id":          `{"tasks":[{"status":"open"}]}`,
+		"duplicate":      `{"tasks":[{"id":"A","status":"open"},{"id":"A","status":"open"}]}`,
+		"bad status":     `{"tasks":[{"id":"A","status":"later"}]}`,
+		"missing parent": `{"tasks":[{"id":"A","status":"open","parent":"Z"}]}`,
+	} {
+		p := dir + "/" + strings.ReplaceAll(name, " ", "-") + ".json"
+		if err := writeFile(p, src); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := LoadTasks(p); err == nil || !strings.Contains(err.Error(), p) {
+			t.Errorf("%s: err = %v, want one naming the file", name, err)
+		}
+	}
+}

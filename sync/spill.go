@@ -1,0 +1,166 @@
+package sync
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/ckpt-dev/ckpt/sections"
+	"github.com/ckpt-dev/ckpt/templates"
+)
+
+// Spill is a group of entries moved out of a section over budget.
+type Spill struct {
+	Section sections.ID `json:"section"`
+	File    string      `json:"file"`
+	Count   int         `json:"count"`
+	Total   int         `json:"total"` // entries in the spill file after this spill
+	Summary string      `json:"summary"`
+}
+
+// noSpill are the roles whose sections never spill: they hold one value, or are rebuilt
+// from another source (the task database, the transcript).
+var noSpill = map[templates.Role]bool{
+	templates.RoleIntent: true, templates.RoleNext: true, templates.RoleTasks: true, templates.RoleDelta: true,
+}
+
+// spillIndexLine matches the index line a spill leaves ("- See checkpoint-x.md (3 items) -
+// …", "- 参见 checkpoint-x.md（3 项）- …").
+var spillIndexLine = regexp.MustCompile(`^- (?:See|参见) (checkpoint-[A-Za-z0-9][A-Za-z0-9._-]*\.md) ?[(（](\d+) (?:items?|项)[)）] ?- ?`)
+
+// spillBudgets moves the oldest entries of every section over its budget into
+// checkpoint-<topic>.md (files holds the session's files, updated in place), leaving one
+// index line that later syncs keep and update. An entry is never split, index lines never
+// move, and spill files are never budgeted, so they never spill again.
+func spillBudgets(t *Template, ed *editor, budgets map[string]int, files map[string][]byte, session string) []Spill {
+	var out []Spill
+	for i := range t.Doc.Sections {
+		id := t.Doc.Sections[i].ID
+		budget := budgets[string(id)]
+		if budget <= 0 || noSpill[roleOf(t, id)] {
+			continue
+		}
+		sec := ed.doc.Section(id)
+		if sec == nil || sec.Len() <= budget {
+			continue
+		}
+		items := ed.itemsRaw(id)
+		var index []string
+		var entries []string
+		for _, it := range items {
+			if spillIndexLine.MatchString(it) {
+				index = append(index, it)
+			} else {
+				entries = append(entries, it)
+			}
+		}
+		file := "checkpoint-" + spillTopic(t, id) + ".md"
+		prev, sum := 0, ""
+		keepIndex := index[:0:0]
+		for _, l := range index {
+			if m := spillIndexLine.FindStringSubmatch(l); m != nil && m[1] == file {
+				prev, _ = strconv.Atoi(m[2])
+				sum = l[len(m[0]):]
+				continue
+			}
+			keepIndex = append(keepIndex, l)
+		}
+		// Move the oldest entries until the section fits. Sizes are computed, not rendered,
+		// so a section of thousands of entries spills in one pass.
+		_, tail := splitBody(sec.Body)
+		size := len(sec.Heading) + len(sec.Directive) + len(tail)
+		lineLen := func(s string) int { return len(s) + strings.Count(s, "\n")*(len(ed.eol)-1) + len(ed.eol) }
+		for _, l := range keepIndex {
+			size += lineLen(l)
+		}
+		rest := 0
+		for _, e := range entries {
+			rest += lineLen(e)
+		}
+		n := 0
+		for n < len(entries) {
+			rest -= lineLen(entries[n])
+			n++
+			if sum == "" {
+				sum = summary(entries[0])
+			}
+			if size+lineLen(indexLine(t, file, prev+n, sum))+rest <= budget {
+				break
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		moved := entries[:n]
+		ed.setContent(id, append(append(append([]string{}, keepIndex...), indexLine(t, file, prev+n, sum)), entries[n:]...))
+		files[file] = appendSpill(files[file], sec.HeadingLine(), session, moved)
+		out = append(out, Spill{Section: id, File: file, Count: len(moved), Total: prev + len(moved), Summary: sum})
+	}
+	return out
+}
+
+func roleOf(t *Template, id sections.ID) templates.Role {
+	for role, sid := range t.Spec.Roles {
+		if sections.ID(sid) == id {
+			return role
+		}
+	}
+	return ""
+}
+
+// spillTopic names a section's spill file: its role ("decisions"), else the ASCII words of
+// its title, else its id's digits ("s7").
+func spillTopic(t *Template, id sections.ID) string {
+	if r := roleOf(t, id); r != "" && r != templates.RoleCatchAll {
+		return string(r)
+	}
+	if r := roleOf(t, id); r == templates.RoleCatchAll {
+		return "notes"
+	}
+	var words []string
+	for _, f := range strings.FieldsFunc(strings.ToLower(sections.HeadingTitle(t.Doc.Section(id).HeadingLine())), func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9')
+	}) {
+		words = append(words, f)
+	}
+	if len(words) > 0 {
+		return strings.Join(words, "-")
+	}
+	return "s" + strings.TrimPrefix(string(id), "§")
+}
+
+func indexLine(t *Template, file string, n int, sum string) string {
+	format := t.Spec.SpillIndex
+	if format == "" {
+		format = "- See %s (%d items) - %s"
+	}
+	return fmt.Sprintf(format, file, n, sum)
+}
+
+// summary is the first entry's text, cut to 60 characters, as the index line's reminder of
+// what the spill file holds.
+func summary(item string) string {
+	s := []rune(normText(item))
+	if len(s) > 60 {
+		s = append(s[:59], '…')
+	}
+	return string(s)
+}
+
+func appendSpill(old []byte, heading, session string, items []string) []byte {
+	var b strings.Builder
+	if len(old) == 0 {
+		title := sections.HeadingTitle(heading)
+		fmt.Fprintf(&b, "# %s (spilled)\n\n_Older entries that `ckpt sync` moved out of %q in session %s, oldest first. The checkpoint keeps one index line for them._\n\n", title, heading, session)
+	} else {
+		b.Write(old)
+		if !strings.HasSuffix(string(old), "\n") {
+			b.WriteString("\n")
+		}
+	}
+	for _, it := range items {
+		b.WriteString(it + "\n")
+	}
+	return []byte(b.String())
+}

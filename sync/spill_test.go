@@ -1,0 +1,83 @@
+package sync
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/ckpt-dev/ckpt/internal/config"
+)
+
+func TestSpillOverBudget(t *testing.T) {
+	cfg := &config.Config{Budgets: map[string]map[string]int{"six": {"🔑": 400}}}
+	ts := newTestService(t, cfg)
+	r := ts.session(t, "s", "six", corpusFile(t, "six/checkpoint.md"), nil)
+	notes := func(from, to int) []byte {
+		var b strings.Builder
+		b.WriteString("# Notes\n\n")
+		for i := from; i < to; i++ {
+			fmt.Fprintf(&b, "- [decision] decision number %02d keeps `flag-%02d`\n", i, i)
+		}
+		return []byte(b.String())
+	}
+	os.WriteFile(r.WorkPath(NotesFile), notes(0, 10), 0o644)
+	rep, err := ts.Sync(r, Options{Mode: Full})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Spills) != 1 || rep.Spills[0].File != "checkpoint-decisions.md" {
+		t.Fatalf("spills = %+v", rep.Spills)
+	}
+	first := rep.Spills[0]
+	cp, _ := os.ReadFile(r.WorkPath(CheckpointFile))
+	doc := mustTemplate(t, ts, "six").Parse(cp)
+	if n := doc.Section("🔑").Len(); n > 400 {
+		t.Errorf("🔑 is %d bytes after the spill, budget 400", n)
+	}
+	idx := fmt.Sprintf("- See checkpoint-decisions.md (%d items) - Use xxhash instead of md5 for file hashing: 10-20x faster", first.Count)
+	if !strings.Contains(string(cp), idx+"\n") {
+		t.Errorf("index line %q missing:\n%s", idx, cp)
+	}
+	spill, _ := os.ReadFile(r.WorkPath("checkpoint-decisions.md"))
+	if !strings.Contains(string(spill), "- Use xxhash instead of md5") || !strings.HasPrefix(string(spill), "# 🔑 Key Decisions (spilled)") {
+		t.Errorf("spill file:\n%s", spill)
+	}
+	// more decisions: the same index line grows, the spill file is appended to, never spilled
+	os.WriteFile(r.WorkPath(NotesFile), notes(10, 30), 0o644)
+	rep, err = ts.Sync(r, Options{Mode: Full})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp, _ = os.ReadFile(r.WorkPath(CheckpointFile))
+	if strings.Count(string(cp), "- See checkpoint-decisions.md") != 1 {
+		t.Errorf("want exactly one index line:\n%s", cp)
+	}
+	total := rep.Spills[0].Total
+	if total != first.Count+rep.Spills[0].Count || !strings.Contains(string(cp), fmt.Sprintf("(%d items) - Use xxhash", total)) {
+		t.Errorf("index count: total %d, spills %+v\n%s", total, rep.Spills, cp)
+	}
+	files, _ := r.WorkFiles()
+	for name := range files {
+		if strings.HasPrefix(name, "checkpoint-checkpoint") {
+			t.Errorf("a spill file spilled: %s", name)
+		}
+	}
+	spill, _ = os.ReadFile(r.WorkPath("checkpoint-decisions.md"))
+	for i := range 30 {
+		lit := fmt.Sprintf("`flag-%02d`", i)
+		if !strings.Contains(string(cp), lit) && !strings.Contains(string(spill), lit) {
+			t.Errorf("literal %s lost", lit)
+		}
+	}
+	// eleven writes its index lines in Chinese
+	ts2 := newTestService(t, &config.Config{Budgets: map[string]map[string]int{"eleven": {"§7": 150}}})
+	e := ts2.session(t, "e", "eleven", corpusFile(t, "eleven/checkpoint.md"), []byte("# notes\n\n- [fact] 第一个事实\n- [fact] 第二个事实\n"))
+	if _, err := ts2.Sync(e, Options{Mode: Full}); err != nil {
+		t.Fatal(err)
+	}
+	cp, _ = os.ReadFile(e.WorkPath(CheckpointFile))
+	if !strings.Contains(string(cp), "- 参见 checkpoint-knowledge.md（") {
+		t.Errorf("eleven index line:\n%s", cp)
+	}
+}
