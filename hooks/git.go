@@ -1,0 +1,326 @@
+package hooks
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// gitHooks are the hooks ckpt installs, in the order status reports them.
+var gitHooks = []string{"pre-commit", "prepare-commit-msg"}
+
+// gitHookMarker is the line that tells ckpt's hook scripts from anybody else's.
+const gitHookMarker = "# ckpt-managed-hook"
+
+// origSuffix names the place where a hook that was there before ckpt is kept.
+const origSuffix = ".ckpt-orig"
+
+// ErrForeignHook is returned when the hook in place is something ckpt must not move:
+// a symbolic link, a directory, or a hook that would clobber an already kept original.
+var ErrForeignHook = errors.New("hook cannot be chained")
+
+// GitHookStatus says what one hook of a repository looks like.
+type GitHookStatus struct {
+	Hook      string `json:"hook"`
+	Path      string `json:"path"`
+	Installed bool   `json:"installed"`
+	// Chained is the path of the kept original hook that ckpt's script runs first, or "".
+	Chained string `json:"chained,omitempty"`
+	// Foreign is true when a hook that is not ckpt's is in place (status without install).
+	Foreign bool `json:"foreign,omitempty"`
+}
+
+// GitHooksDir returns the directory git really runs hooks from for the repository at
+// repoDir: core.hooksPath (husky, lefthook) and worktrees are honoured because git itself
+// answers.
+func GitHooksDir(repoDir string) (string, error) {
+	cmd := exec.Command("git", "rev-parse", "--git-path", "hooks")
+	cmd.Dir = repoDir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return "", fmt.Errorf("%s: git rev-parse --git-path hooks: %s", repoDir, firstLine(msg))
+	}
+	dir := strings.TrimRight(string(out), "\r\n")
+	if dir == "" {
+		return "", fmt.Errorf("%s: git rev-parse --git-path hooks printed nothing", repoDir)
+	}
+	// git answers relative to the directory it ran in.
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(repoDir, dir)
+	}
+	return filepath.Abs(dir)
+}
+
+// GitHookScript is the script ckpt installs as hook. It runs a kept original first, with
+// the same arguments and standard input, and stops with its status when it fails; then it
+// hands over to the ckpt on PATH. A missing ckpt never breaks the user's commit.
+func GitHookScript(hook string) string {
+	return `#!/bin/sh
+` + gitHookMarker + `: ` + hook + `
+# Installed by "ckpt hooks install --git"; "ckpt hooks uninstall --git" removes it and puts
+# back the hook that was here before (kept as ` + hook + origSuffix + `, which runs first).
+orig="$(dirname -- "$0")/` + hook + origSuffix + `"
+if [ -x "$orig" ]; then
+	"$orig" "$@" || exit $?
+fi
+if ! command -v ckpt >/dev/null 2>&1; then
+	echo "ckpt: ` + hook + ` hook: ckpt is not on PATH, no checkpoint taken" >&2
+	exit 0
+fi
+exec ckpt hook git ` + hook + ` "$@"
+`
+}
+
+// InstallGit installs ckpt's hooks into the repository at repoDir. A hook that is already
+// there is moved aside untouched (bytes and mode) and chained; installing twice changes
+// nothing.
+func InstallGit(repoDir string) ([]GitHookStatus, error) {
+	dir, err := GitHooksDir(repoDir)
+	if err != nil {
+		return nil, err
+	}
+	// Check every hook before changing any, so that a refusal leaves nothing half done.
+	for _, hook := range gitHooks {
+		if err := checkInstallable(filepath.Join(dir, hook)); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	var out []GitHookStatus
+	for _, hook := range gitHooks {
+		st, err := installHook(dir, hook)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// checkInstallable refuses what installHook could not chain.
+func checkInstallable(path string) error {
+	cur, err := inspectHook(path)
+	if err != nil {
+		return err
+	}
+	origExists, err := regularExists(path + origSuffix)
+	if err != nil {
+		return err
+	}
+	if cur.exists && !cur.ours && origExists {
+		return fmt.Errorf("%s: %w: %s already exists; move one of them away first", path, ErrForeignHook, path+origSuffix)
+	}
+	return nil
+}
+
+func installHook(dir, hook string) (GitHookStatus, error) {
+	path := filepath.Join(dir, hook)
+	orig := path + origSuffix
+	script := []byte(GitHookScript(hook))
+	cur, err := inspectHook(path)
+	if err != nil {
+		return GitHookStatus{}, err
+	}
+	origExists, err := regularExists(orig)
+	if err != nil {
+		return GitHookStatus{}, err
+	}
+	switch {
+	case cur.ours:
+		if bytes.Equal(cur.data, script) && cur.mode&0o111 != 0 {
+			return hookStatus(hook, path, true, origExists), nil
+		}
+		// An older ckpt's script: replace it, the kept original stays where it is.
+	case cur.exists:
+		if origExists {
+			return GitHookStatus{}, checkInstallable(path)
+		}
+		// Rename keeps the bytes, the mode and the inode: the original is untouched.
+		if err := os.Rename(path, orig); err != nil {
+			return GitHookStatus{}, fmt.Errorf("%s: keep original hook: %w", path, err)
+		}
+		origExists = true
+	}
+	// When no hook is there but an original is kept (an install interrupted after the
+	// move, or our script deleted by hand), chaining it again is what the install had
+	// promised.
+	if err := writeFileAtomic(path, script, 0o755); err != nil {
+		return GitHookStatus{}, err
+	}
+	return hookStatus(hook, path, true, origExists), nil
+}
+
+// UninstallGit removes ckpt's hooks from the repository at repoDir and puts back the
+// hooks they had kept, byte for byte and with their mode. A hook that is not ckpt's is
+// left alone.
+func UninstallGit(repoDir string) ([]GitHookStatus, error) {
+	dir, err := GitHooksDir(repoDir)
+	if err != nil {
+		return nil, err
+	}
+	var out []GitHookStatus
+	for _, hook := range gitHooks {
+		path := filepath.Join(dir, hook)
+		orig := path + origSuffix
+		cur, err := lstatHook(path)
+		if err != nil {
+			return out, err
+		}
+		if !cur.ours {
+			st, err := statusHook(dir, hook)
+			if err != nil {
+				return out, err
+			}
+			out = append(out, st)
+			continue
+		}
+		origExists, err := regularExists(orig)
+		if err != nil {
+			return out, err
+		}
+		if origExists {
+			if err := os.Rename(orig, path); err != nil {
+				return out, fmt.Errorf("%s: restore original hook: %w", path, err)
+			}
+		} else if err := os.Remove(path); err != nil {
+			return out, fmt.Errorf("%s: %w", path, err)
+		}
+		out = append(out, GitHookStatus{Hook: hook, Path: path, Foreign: origExists})
+	}
+	return out, nil
+}
+
+// StatusGit reports ckpt's hooks in the repository at repoDir without changing anything.
+func StatusGit(repoDir string) ([]GitHookStatus, error) {
+	dir, err := GitHooksDir(repoDir)
+	if err != nil {
+		return nil, err
+	}
+	var out []GitHookStatus
+	for _, hook := range gitHooks {
+		st, err := statusHook(dir, hook)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+func statusHook(dir, hook string) (GitHookStatus, error) {
+	path := filepath.Join(dir, hook)
+	cur, err := lstatHook(path)
+	if err != nil {
+		return GitHookStatus{}, err
+	}
+	if !cur.ours {
+		return GitHookStatus{Hook: hook, Path: path, Foreign: cur.exists}, nil
+	}
+	origExists, err := regularExists(path + origSuffix)
+	if err != nil {
+		return GitHookStatus{}, err
+	}
+	return hookStatus(hook, path, true, origExists), nil
+}
+
+func hookStatus(hook, path string, installed, chained bool) GitHookStatus {
+	st := GitHookStatus{Hook: hook, Path: path, Installed: installed}
+	if chained {
+		st.Chained = path + origSuffix
+	}
+	return st
+}
+
+// hookFile is what a hook path holds.
+type hookFile struct {
+	exists bool
+	ours   bool
+	data   []byte
+	mode   fs.FileMode
+	kind   string // "symbolic link" or "directory" when it is not a regular file
+}
+
+// lstatHook looks at a hook without following a symbolic link.
+func lstatHook(path string) (hookFile, error) {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return hookFile{}, nil
+	}
+	if err != nil {
+		return hookFile{}, fmt.Errorf("%s: %w", path, err)
+	}
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return hookFile{exists: true, kind: "symbolic link"}, nil
+	case fi.IsDir():
+		return hookFile{exists: true, kind: "directory"}, nil
+	case !fi.Mode().IsRegular():
+		return hookFile{exists: true, kind: "special file"}, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return hookFile{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return hookFile{exists: true, ours: isOurHook(data), data: data, mode: fi.Mode()}, nil
+}
+
+// inspectHook is lstatHook for a change: anything but a regular file is refused, because
+// moving a link or a directory aside is not something a user would expect from ckpt.
+func inspectHook(path string) (hookFile, error) {
+	h, err := lstatHook(path)
+	if err != nil {
+		return h, err
+	}
+	if h.kind != "" {
+		return h, fmt.Errorf("%s: %w: it is a %s, not a regular file; chain ckpt by hand (see ckpt hooks status)", path, ErrForeignHook, h.kind)
+	}
+	return h, nil
+}
+
+func isOurHook(data []byte) bool {
+	// The marker sits on line 2, under the shebang; looking further would risk taking a
+	// script that merely mentions ckpt for ours.
+	lines := strings.SplitN(string(data), "\n", 4)
+	for i := 0; i < len(lines) && i < 3; i++ {
+		if strings.HasPrefix(lines[i], gitHookMarker) {
+			return true
+		}
+	}
+	return false
+}
+
+// regularExists reports whether a kept original is at path; a kept original that is not a
+// regular file is an error because ckpt only ever renames regular files there.
+func regularExists(path string) (bool, error) {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return false, fmt.Errorf("%s: %w: kept original is not a regular file", path, ErrForeignHook)
+	}
+	return true, nil
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

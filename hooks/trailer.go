@@ -1,0 +1,161 @@
+package hooks
+
+import "strings"
+
+// scissors is the line below which git ignores everything (commit -v puts the diff there).
+const scissors = "# ------------------------ >8 ------------------------"
+
+// AddTrailer adds the trailer "key: value" to the content of a commit message file, as
+// prepare-commit-msg sees it. The trailer goes after the last line that is not a comment:
+// into the message's trailer block if it ends with one, else into a new block after a
+// blank line; git's "# …" lines and everything below a scissors line stay where they are.
+//
+// value has the form <session>@<hash>: a message carries one trailer per session, so an
+// older value for the same session is replaced, and the same value twice (amend) changes
+// nothing. A message with no content yet (git commit with the editor still to open) is
+// returned as it is: a trailer alone would turn an aborted, empty commit into a commit
+// whose subject is the trailer. Comments are assumed to start with "#" (core.commentChar).
+func AddTrailer(msg, key, value string) string {
+	head, tail := msg, ""
+	if i := scissorsIndex(msg); i >= 0 {
+		head, tail = msg[:i], msg[i:]
+	}
+	lines := strings.SplitAfter(head, "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+
+	first, last := -1, -1
+	for i, l := range lines {
+		if isContent(l) {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	if last < 0 {
+		return msg
+	}
+	// The last paragraph: content and comment lines back to the previous blank line.
+	start := last
+	for start > 0 && !isBlank(lines[start-1]) {
+		start--
+	}
+	trailer := key + ": " + value + "\n"
+	// Session ids never contain '@', so the first one ends the session.
+	session, _, hasSession := strings.Cut(value, "@")
+	hasSession = hasSession && session != ""
+
+	var out []string
+	if start <= first || !isTrailerBlock(lines[start:last+1]) {
+		// The last paragraph is the subject or prose: open a new trailer block.
+		out = append(out, lines[:last+1]...)
+		out = terminate(out)
+		out = append(out, "\n", trailer)
+		out = append(out, lines[last+1:]...)
+		return strings.Join(out, "") + tail
+	}
+
+	out = append(out, lines[:start]...)
+	placed := false
+	for _, l := range lines[start : last+1] {
+		if k, v, ok := parseTrailer(l); ok && strings.EqualFold(k, key) &&
+			(v == value || hasSession && strings.HasPrefix(v, session+"@")) {
+			// Replace in place the first trailer of this session, drop any other.
+			if !placed {
+				out = append(out, trailer)
+				placed = true
+			}
+			continue
+		}
+		out = append(out, l)
+	}
+	if !placed {
+		out = terminate(out)
+		out = append(out, trailer)
+	}
+	out = append(out, lines[last+1:]...)
+	return strings.Join(out, "") + tail
+}
+
+// scissorsIndex finds the start of git's scissors line, or -1.
+func scissorsIndex(msg string) int {
+	for off := 0; off < len(msg); {
+		end := strings.IndexByte(msg[off:], '\n')
+		line := msg[off:]
+		if end >= 0 {
+			line = msg[off : off+end]
+		}
+		if line == scissors {
+			return off
+		}
+		if end < 0 {
+			break
+		}
+		off += end + 1
+	}
+	return -1
+}
+
+// terminate gives the last line a newline, so that what follows starts a line of its own.
+func terminate(lines []string) []string {
+	if n := len(lines); n > 0 && !strings.HasSuffix(lines[n-1], "\n") {
+		lines[n-1] += "\n"
+	}
+	return lines
+}
+
+func isComment(l string) bool { return strings.HasPrefix(l, "#") }
+func isBlank(l string) bool   { return strings.TrimSpace(l) == "" }
+func isContent(l string) bool { return !isComment(l) && !isBlank(l) }
+
+// parseTrailer splits "Key: value" where Key is a git trailer token (letters, digits, '-').
+// The colon must be followed by a space or end the line, so that a URL is not a trailer.
+func parseTrailer(l string) (key, value string, ok bool) {
+	l = strings.TrimRight(l, "\n")
+	i := strings.IndexByte(l, ':')
+	if i <= 0 || i+1 < len(l) && l[i+1] != ' ' && l[i+1] != '\t' {
+		return "", "", false
+	}
+	for _, r := range l[:i] {
+		if !(r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return "", "", false
+		}
+	}
+	return l[:i], strings.TrimSpace(l[i+1:]), true
+}
+
+// isTrailerBlock follows git interpret-trailers: a paragraph is a trailer block when all
+// its lines are trailers (or their indented continuations), or when at least a quarter
+// are and one of them is one git writes itself.
+func isTrailerBlock(par []string) bool {
+	trailers, others := 0, 0
+	gitMade := false
+	prevTrailer := false
+	for _, l := range par {
+		switch {
+		case isComment(l):
+			continue
+		case (l[0] == ' ' || l[0] == '\t') && prevTrailer:
+			continue
+		}
+		if k, _, ok := parseTrailer(l); ok {
+			trailers++
+			prevTrailer = true
+			gitMade = gitMade || strings.EqualFold(k, "Signed-off-by")
+			continue
+		}
+		prevTrailer = false
+		if strings.HasPrefix(l, "(cherry picked from commit ") {
+			trailers++
+			gitMade = true
+			continue
+		}
+		others++
+	}
+	if trailers == 0 {
+		return false
+	}
+	return others == 0 || gitMade && trailers*3 >= others
+}
