@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"time"
 )
 
@@ -24,6 +25,21 @@ type Observation struct {
 	NotesMtime      time.Time
 	TranscriptSize  int64
 	TranscriptMtime time.Time
+	// CheckpointSize and CheckpointMtime are set by ObserveSession; Observe leaves them
+	// zero, which Decide reads as "not observed".
+	CheckpointSize  int64
+	CheckpointMtime time.Time
+}
+
+// ObserveSession stats a session's notes.md and checkpoint.md in workDir, and the
+// transcript: three os.Stat calls.
+func ObserveSession(workDir, transcriptPath string) (Observation, error) {
+	obs, err := Observe(filepath.Join(workDir, "notes.md"), transcriptPath)
+	if err != nil {
+		return obs, err
+	}
+	obs.CheckpointSize, obs.CheckpointMtime, err = statFile(filepath.Join(workDir, "checkpoint.md"))
+	return obs, err
 }
 
 // Observe stats notes.md and the transcript (skipped when transcriptPath is "").
@@ -90,6 +106,10 @@ func Decide(s *SessionState, obs Observation, fullTokens, fullEvery int) (Action
 	if transcriptChanged {
 		return ActionSparse, "transcript changed since the last checkpoint"
 	}
+	if !obs.CheckpointMtime.IsZero() && !s.CheckpointMtime.IsZero() &&
+		(obs.CheckpointSize != s.CheckpointSize || !obs.CheckpointMtime.Equal(s.CheckpointMtime)) {
+		return ActionSparse, "checkpoint.md changed on disk since the last checkpoint"
+	}
 	return ActionNone, "nothing changed"
 }
 
@@ -110,6 +130,7 @@ func (s *SessionState) Recorded(action Action, obs Observation, now time.Time) {
 	}
 	s.TranscriptSize, s.TranscriptMtime = obs.TranscriptSize, obs.TranscriptMtime
 	s.NotesSeenSize, s.NotesSeenMtime = obs.NotesSize, obs.NotesMtime
+	s.CheckpointSize, s.CheckpointMtime = obs.CheckpointSize, obs.CheckpointMtime
 	s.LastCheckpoint = now
 	switch action {
 	case ActionSparse:

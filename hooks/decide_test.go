@@ -290,3 +290,23 @@ func BenchmarkTickDecide1000(b *testing.B) {
 		}
 	}
 }
+
+func TestDecideSeesACheckpointRewrittenOnDisk(t *testing.T) {
+	dir := t.TempDir()
+	cp := filepath.Join(dir, "checkpoint.md")
+	os.WriteFile(cp, []byte("a\n"), 0o644)
+	obs, err := ObserveSession(dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &SessionState{}
+	s.Recorded(ActionSparse, obs, time.Now())
+	if a, _ := Decide(s, obs, 0, 0); a != ActionNone {
+		t.Fatalf("unchanged checkpoint: %s", a)
+	}
+	os.WriteFile(cp, []byte("a harness rewrote it\n"), 0o644)
+	obs2, _ := ObserveSession(dir, "")
+	if a, why := Decide(s, obs2, 0, 0); a != ActionSparse || !strings.Contains(why, "checkpoint.md changed") {
+		t.Fatalf("rewritten checkpoint: %s (%s)", a, why)
+	}
+}

@@ -43,8 +43,13 @@ type SessionState struct {
 	NotesSeenMtime time.Time `json:"notes_seen_mtime,omitzero"`
 	LastCheckpoint time.Time `json:"last_checkpoint,omitzero"`
 	LastFull       time.Time `json:"last_full,omitzero"`
-	// DeltaOffset is how far into the transcript the recovered delta has read.
-	DeltaOffset int64 `json:"delta_offset,omitempty"`
+	// CheckpointSize and CheckpointMtime are checkpoint.md at the last checkpoint: a
+	// harness that rewrites it in place calls for a sparse checkpoint that records it.
+	CheckpointSize  int64     `json:"checkpoint_size,omitempty"`
+	CheckpointMtime time.Time `json:"checkpoint_mtime,omitzero"`
+	// WorkDir is the session's work tree, so a tick stats files without opening the
+	// repository's config.
+	WorkDir string `json:"workdir,omitempty"`
 	// Bound is the git work tree the session is bound to ("" if none).
 	Bound string `json:"bound,omitempty"`
 }

@@ -29,7 +29,7 @@ func TestStateRoundTrip(t *testing.T) {
 		NotesSize:       12,
 		NotesMtime:      now.Add(-time.Hour),
 		LastCheckpoint:  now,
-		DeltaOffset:     2048,
+		WorkDir:         "/w",
 		Bound:           "/src/proj",
 	}
 	err = UpdateState(home, func(st *State) error {

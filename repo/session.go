@@ -276,6 +276,12 @@ func (r *Repo) SetConfig(key, value string) error {
 	return nil
 }
 
+// HeadOf reads the commit a session's main points to, without opening the repository: one
+// ref read, for hooks that must stay fast with a thousand sessions.
+func (st *Store) HeadOf(id SessionID) (Hash, error) {
+	return readRef(filepath.Join(st.SessionDir(id), ".git"), MainRef)
+}
+
 // SessionIDs lists the sessions in the store, sorted. Directories that are not session
 // repositories (a crashed init's temporary directory, say) are skipped.
 func (st *Store) SessionIDs() ([]SessionID, error) {

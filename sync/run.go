@@ -337,7 +337,14 @@ func (s *Service) recoverDelta(t *Template, doc *sections.Document, o Options, d
 	}
 	var entries []DeltaEntry
 	if next.Transcript != "" {
-		tr, err := ReadTranscript(next.Transcript, next.Offset, since)
+		// The first read of a transcript takes all of it (the 2 KB limit keeps the newest):
+		// a session created at PreCompact must not lose the conversation that led there.
+		// Later reads start at the saved offset, past what earlier syncs took.
+		tsince := since
+		if next.Offset == 0 {
+			tsince = time.Time{}
+		}
+		tr, err := ReadTranscript(next.Transcript, next.Offset, tsince)
 		if err != nil {
 			return ds, err
 		}
@@ -691,4 +698,24 @@ func (s *Service) prepareKnowledge(t *Template, mem *memoryDoc, doc *sections.Do
 	}
 	kc.prepared = p
 	return kc, nil
+}
+
+// PendingNotes counts the entries waiting in a session's notes.md for a full sync.
+func (s *Service) PendingNotes(r *repo.Repo) (int, error) {
+	t, err := s.LoadTemplate(r.Template())
+	if err != nil {
+		return 0, err
+	}
+	tmpl, err := s.notesTemplate(t)
+	if err != nil {
+		return 0, err
+	}
+	b, err := os.ReadFile(r.WorkPath(NotesFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return len(ParseNotes(b, tmpl)), nil
 }

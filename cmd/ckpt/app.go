@@ -159,6 +159,11 @@ func commands(env *Env) []*cli.Command {
 		templatesCommand(env),
 		syncCommand(env),
 		kgCommand(env),
+		hooksCommand(env),
+		hookCommand(env),
+		cronCommand(env),
+		breakerCommand(env),
+		statusCommand(env),
 	}
 }
 

@@ -2,9 +2,12 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/ckpt-dev/ckpt/hooks"
 	"github.com/ckpt-dev/ckpt/repo"
 	"github.com/ckpt-dev/ckpt/templates"
 )
@@ -28,6 +31,8 @@ Examples:
 			sessionFlag(),
 			&cli.StringFlag{Name: "template", Aliases: []string{"t"}, Value: templates.Default, Usage: "checkpoint template: six, eleven, eleven-en or a NAME in <home>/templates"},
 			&cli.StringFlag{Name: "worktree", Usage: "bind the session to this existing `DIR`"},
+			&cli.StringFlag{Name: "repo", Usage: "the git work tree `DIR` whose hooks checkpoint this session (default: the one around the current directory)"},
+			&cli.StringFlag{Name: "transcript", Usage: "the agent transcript `FILE` the session follows (for sync, hooks and cron)"},
 			jsonFlag(),
 		},
 		Action: func(c *cli.Context) error { return runInit(c, env) },
@@ -57,9 +62,29 @@ func runInit(c *cli.Context, env *Env) error {
 	if err := a.ensureHome(); err != nil {
 		return err
 	}
-	r, h, err := a.svc.InitSession(id, name, c.String("worktree"), nil)
+	bound := c.String("repo")
+	if bound == "" {
+		cwd, _ := os.Getwd()
+		bound = gitTop(cwd)
+	} else if bound, err = filepath.Abs(bound); err != nil {
+		return err
+	}
+	transcript := c.String("transcript")
+	if transcript != "" {
+		if transcript, err = filepath.Abs(transcript); err != nil {
+			return err
+		}
+	}
+	extra := map[string]string{}
+	if bound != "" {
+		extra["repo"] = bound
+	}
+	r, h, err := a.svc.InitSession(id, name, c.String("worktree"), extra)
 	if err != nil {
 		return err
+	}
+	if err := hooks.NewRunner(a.svc).Bind(r, bound, transcript); err != nil {
+		return fmt.Errorf("session %s created, but recording it for the hooks failed: %w", r.ID, err)
 	}
 	if c.Bool("json") {
 		return printJSON(env.Stdout, sessionJSON{ID: r.ID, Path: r.Dir, Worktree: r.WorkDir, Template: name, Head: h.String()})

@@ -49,6 +49,7 @@ func TestScripts(t *testing.T) {
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"holdlock": cmdHoldLock,
+			"holdtick": cmdHoldTick,
 		},
 	})
 }
@@ -72,6 +73,19 @@ func cmdHoldLock(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	if !ok {
 		ts.Fatalf("lock %s is taken", path)
+	}
+	ts.Defer(func() { _ = fl.Unlock() })
+}
+
+// cmdHoldTick holds the cron tick lock, as a running tick would, until the script ends.
+func cmdHoldTick(ts *testscript.TestScript, neg bool, args []string) {
+	path := filepath.Join(ts.Getenv("CKPT_HOME"), "state", "tick.lock")
+	ts.Check(os.MkdirAll(filepath.Dir(path), 0o755))
+	fl := flock.New(path)
+	ok, err := fl.TryLock()
+	ts.Check(err)
+	if !ok {
+		ts.Fatalf("tick lock is taken")
 	}
 	ts.Defer(func() { _ = fl.Unlock() })
 }

@@ -28,6 +28,8 @@ type Config struct {
 	Hooks struct {
 		// Strict lets an invalid checkpoint block a git commit and fail an agent hook.
 		Strict bool `toml:"strict"`
+		// Template is the checkpoint template of sessions an agent hook creates (six).
+		Template string `toml:"template"`
 	} `toml:"hooks"`
 	Promote struct {
 		// Review sends promoted decisions to "Pending review" first (default true).

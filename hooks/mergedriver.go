@@ -1,0 +1,175 @@
+package hooks
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// MergeDriverCommand is what git runs for a file marked merge=ckpt: base, ours, theirs and
+// the path, per git's merge-driver contract.
+const MergeDriverCommand = "ckpt merge-driver %O %A %B %P"
+
+// mergeAttributes are the .gitattributes lines that send checkpoint files to ckpt's driver.
+var mergeAttributes = []string{
+	"# ckpt: merge checkpoint files section by section (ckpt hooks install --merge-driver)",
+	"checkpoint.md merge=ckpt",
+	"checkpoint-*.md merge=ckpt",
+	"MEMORY.md merge=ckpt",
+	"knowledge-graph.md merge=ckpt",
+}
+
+// MergeDriverStatus says whether the driver is registered in a repository.
+type MergeDriverStatus struct {
+	Attributes string `json:"attributes"` // the .gitattributes file
+	Attributed bool   `json:"attributed"` // it has ckpt's lines
+	Configured bool   `json:"configured"` // merge.ckpt.driver is set in the repository's config
+	Driver     string `json:"driver,omitempty"`
+}
+
+func gitOut(dir string, args ...string) (string, error) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("%s: git %s: %s", dir, strings.Join(args, " "), firstLine(errText(err, stderr.String())))
+	}
+	return strings.TrimRight(string(out), "\r\n"), nil
+}
+
+// workTreeTop is the top of the git work tree holding dir.
+func workTreeTop(dir string) (string, error) {
+	return gitOut(dir, "rev-parse", "--show-toplevel")
+}
+
+// InstallMergeDriver registers `ckpt merge-driver` for checkpoint files in the repository at
+// repoDir: the .gitattributes lines at the top of the work tree (versioned, so every clone
+// gets them) and merge.ckpt.* in the repository's own config (which .gitattributes alone
+// cannot provide, and which each clone must set). Installing twice changes nothing.
+func InstallMergeDriver(repoDir string) (MergeDriverStatus, bool, error) {
+	top, err := workTreeTop(repoDir)
+	if err != nil {
+		return MergeDriverStatus{}, false, err
+	}
+	path := filepath.Join(top, ".gitattributes")
+	old, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return MergeDriverStatus{}, false, err
+	}
+	changed := false
+	lines := string(old)
+	var add []string
+	for _, l := range mergeAttributes {
+		if !hasLine(lines, l) {
+			add = append(add, l)
+		}
+	}
+	if len(add) > 0 {
+		if lines != "" && !strings.HasSuffix(lines, "\n") {
+			lines += "\n"
+		}
+		lines += strings.Join(add, "\n") + "\n"
+		if err := os.WriteFile(path, []byte(lines), 0o644); err != nil {
+			return MergeDriverStatus{}, false, err
+		}
+		changed = true
+	}
+	st, err := StatusMergeDriver(repoDir)
+	if err != nil {
+		return st, changed, err
+	}
+	if st.Driver != MergeDriverCommand {
+		if _, err := gitOut(top, "config", "--local", "merge.ckpt.name", "ckpt section-aware merge"); err != nil {
+			return st, changed, err
+		}
+		if _, err := gitOut(top, "config", "--local", "merge.ckpt.driver", MergeDriverCommand); err != nil {
+			return st, changed, err
+		}
+		changed = true
+	}
+	st, err = StatusMergeDriver(repoDir)
+	return st, changed, err
+}
+
+// UninstallMergeDriver removes ckpt's .gitattributes lines (the file goes when nothing else
+// is left in it) and the merge.ckpt section of the config.
+func UninstallMergeDriver(repoDir string) (MergeDriverStatus, bool, error) {
+	top, err := workTreeTop(repoDir)
+	if err != nil {
+		return MergeDriverStatus{}, false, err
+	}
+	changed := false
+	path := filepath.Join(top, ".gitattributes")
+	if old, err := os.ReadFile(path); err == nil {
+		var keep []string
+		for _, l := range strings.SplitAfter(string(old), "\n") {
+			if l == "" {
+				continue
+			}
+			if isMergeAttribute(strings.TrimRight(l, "\r\n")) {
+				changed = true
+				continue
+			}
+			keep = append(keep, l)
+		}
+		if changed {
+			if len(keep) == 0 {
+				err = os.Remove(path)
+			} else {
+				err = os.WriteFile(path, []byte(strings.Join(keep, "")), 0o644)
+			}
+			if err != nil {
+				return MergeDriverStatus{}, false, err
+			}
+		}
+	}
+	if st, _ := StatusMergeDriver(repoDir); st.Configured {
+		if _, err := gitOut(top, "config", "--local", "--remove-section", "merge.ckpt"); err != nil {
+			return st, changed, err
+		}
+		changed = true
+	}
+	st, err := StatusMergeDriver(repoDir)
+	return st, changed, err
+}
+
+// StatusMergeDriver says whether the driver is registered.
+func StatusMergeDriver(repoDir string) (MergeDriverStatus, error) {
+	top, err := workTreeTop(repoDir)
+	if err != nil {
+		return MergeDriverStatus{}, err
+	}
+	st := MergeDriverStatus{Attributes: filepath.Join(top, ".gitattributes")}
+	if b, err := os.ReadFile(st.Attributes); err == nil {
+		st.Attributed = hasLine(string(b), mergeAttributes[1])
+	}
+	if d, err := gitOut(top, "config", "--local", "--get", "merge.ckpt.driver"); err == nil && d != "" {
+		st.Configured, st.Driver = true, d
+	}
+	return st, nil
+}
+
+func hasLine(text, line string) bool {
+	for _, l := range strings.Split(text, "\n") {
+		if strings.TrimRight(l, "\r") == line {
+			return true
+		}
+	}
+	return false
+}
+
+func isMergeAttribute(l string) bool {
+	for _, a := range mergeAttributes {
+		if l == a {
+			return true
+		}
+	}
+	return false
+}

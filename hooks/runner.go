@@ -1,0 +1,415 @@
+package hooks
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/ckpt-dev/ckpt/internal/failpoint"
+	"github.com/ckpt-dev/ckpt/repo"
+	"github.com/ckpt-dev/ckpt/sections"
+	ckptsync "github.com/ckpt-dev/ckpt/sync"
+)
+
+// Runner runs the checkpoints that triggers decide: git hooks, agent hooks and cron ticks.
+// Every checkpoint it runs feeds the session's circuit breaker and leaves a receipt.
+type Runner struct {
+	Svc *ckptsync.Service
+	// Now is the clock of receipts and state.
+	Now func() time.Time
+}
+
+// NewRunner returns a Runner over a sync service.
+func NewRunner(svc *ckptsync.Service) *Runner {
+	return &Runner{Svc: svc, Now: svc.Store.Opts.Now}
+}
+
+func (rn *Runner) home() string { return rn.Svc.Store.Home }
+
+// Outcome is what happened to one session.
+type Outcome struct {
+	Session string    `json:"session"`
+	Action  Action    `json:"action"`
+	Reason  string    `json:"reason"`
+	Result  string    `json:"result"` // ok, nothing, error, busy, rejected, skipped
+	Commit  string    `json:"commit,omitempty"`
+	Error   string    `json:"error,omitempty"`
+	Tripped bool      `json:"tripped,omitempty"`
+	Time    time.Time `json:"time"`
+	// Findings of a rejected checkpoint, for a strict pre-commit hook to show.
+	Findings []string `json:"findings,omitempty"`
+}
+
+// Bind records a session in the trigger state: its work tree, the git work tree it belongs
+// to, the transcript it follows, and a baseline observation so that the first tick does not
+// take a needless full checkpoint.
+func (rn *Runner) Bind(r *repo.Repo, bound, transcript string) error {
+	return UpdateState(rn.home(), func(st *State) error {
+		s := st.Session(r.ID)
+		s.WorkDir = r.WorkDir
+		if bound != "" {
+			s.Bound = bound
+		}
+		if transcript != "" {
+			s.Transcript = transcript
+		}
+		if s.LastCheckpoint.IsZero() {
+			obs, err := ObserveSession(s.WorkDir, s.Transcript)
+			if err != nil {
+				return err
+			}
+			s.Recorded(ActionFull, obs, rn.Now())
+		}
+		return nil
+	})
+}
+
+// checkpoint runs one sparse or full sync of a session, then updates its state: the
+// breaker (a failure counts, a busy session does not), the observation, a receipt.
+func (rn *Runner) checkpoint(id string, s *SessionState, action Action, reason, trigger string) Outcome {
+	out := Outcome{Session: id, Action: action, Reason: reason, Time: rn.Now()}
+	start := time.Now()
+	commit, err := rn.sync(id, s, action, trigger)
+	threshold := rn.Svc.Config.BreakerFailures()
+	var rej *ckptsync.RejectedError
+	switch {
+	case errors.Is(err, repo.ErrBusy):
+		out.Result, out.Error = "busy", err.Error()
+	case errors.As(err, &rej):
+		out.Result, out.Error = "rejected", err.Error()
+		for _, f := range rej.Findings {
+			out.Findings = append(out.Findings, fmt.Sprintf("%s:%d: %s: %s", ckptsync.CheckpointFile, f.Line, f.Severity, f.Message))
+		}
+		out.Tripped = s.Breaker.Record(false, err.Error(), threshold, out.Time)
+	case err != nil:
+		out.Result, out.Error = "error", err.Error()
+		out.Tripped = s.Breaker.Record(false, err.Error(), threshold, out.Time)
+	default:
+		out.Result, out.Commit = "ok", commit
+		if commit == "" {
+			out.Result = "nothing"
+		}
+		s.Breaker.Record(true, "", threshold, out.Time)
+		if obs, err := ObserveSession(s.WorkDir, s.Transcript); err == nil {
+			s.Recorded(action, obs, out.Time)
+		}
+	}
+	rec := Receipt{Time: out.Time, Session: id, Action: string(action), Result: out.Result, Trigger: trigger, Error: out.Error, DurationMS: float64(time.Since(start).Microseconds()) / 1000}
+	_ = AppendReceipt(rn.home(), rec)
+	if out.Tripped {
+		_ = AppendReceipt(rn.home(), Receipt{Time: out.Time, Session: id, Action: "breaker-open", Result: "open", Trigger: trigger, Error: s.Breaker.Reason})
+	}
+	return out
+}
+
+// sync runs the checkpoint and returns the commit it made ("" for none).
+func (rn *Runner) sync(id string, s *SessionState, action Action, trigger string) (string, error) {
+	if err := failpoint.Check("hook-checkpoint"); err != nil {
+		return "", err
+	}
+	sid, err := repo.ParseSessionID(id)
+	if err != nil {
+		return "", err
+	}
+	r, err := rn.Svc.Store.Open(sid)
+	if err != nil {
+		return "", err
+	}
+	if s.WorkDir == "" {
+		s.WorkDir = r.WorkDir
+	}
+	mode := ckptsync.Sparse
+	if action == ActionFull {
+		mode = ckptsync.Full
+	}
+	rep, err := rn.Svc.Sync(r, ckptsync.Options{Mode: mode, Transcript: s.Transcript, Trigger: trigger})
+	if err != nil {
+		return "", err
+	}
+	if !rep.Changed {
+		return "", nil
+	}
+	return rep.Commit, nil
+}
+
+// Tick is one `ckpt cron tick`: for every session, decide (from stat calls only) and run
+// the checkpoint it needs. ran is false when another tick holds the tick lock.
+func (rn *Runner) Tick() (outs []Outcome, ran bool, err error) {
+	unlock, ok, err := TryTickLock(rn.home())
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	defer unlock()
+	ids, err := rn.Svc.Store.SessionIDs()
+	if err != nil {
+		return nil, true, err
+	}
+	cfg := rn.Svc.Config
+	st, err := LoadState(rn.home())
+	if err != nil {
+		return nil, true, err
+	}
+	// Checkpoints run without the state lock, which agent hooks need meanwhile; the
+	// sessions' new state is written back in one update at the end.
+	updated := map[string]*SessionState{}
+	for _, id := range ids {
+		s := st.Session(string(id))
+		if s.WorkDir == "" {
+			s.WorkDir = rn.Svc.Store.SessionDir(id)
+		}
+		obs, err := ObserveSession(s.WorkDir, s.Transcript)
+		if err != nil {
+			outs = append(outs, Outcome{Session: string(id), Result: "error", Error: err.Error(), Time: rn.Now()})
+			continue
+		}
+		action, reason := Decide(s, obs, cfg.FullTokens(), cfg.FullEvery())
+		if action == ActionNone {
+			continue
+		}
+		outs = append(outs, rn.checkpoint(string(id), s, action, reason, "cron"))
+		updated[string(id)] = s
+	}
+	return outs, true, rn.saveSessions(updated)
+}
+
+// saveSessions writes sessions' state back in one update.
+func (rn *Runner) saveSessions(updated map[string]*SessionState) error {
+	if len(updated) == 0 {
+		return nil
+	}
+	return UpdateState(rn.home(), func(st *State) error {
+		for id, s := range updated {
+			st.Sessions[id] = s
+		}
+		return nil
+	})
+}
+
+// Bound lists the sessions bound to a git work tree, sorted.
+func Bound(st *State, workTree string) []string {
+	var ids []string
+	for id, s := range st.Sessions {
+		if s.Bound != "" && sameDir(s.Bound, workTree) {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+func sameDir(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	ea, err1 := filepath.EvalSymlinks(a)
+	eb, err2 := filepath.EvalSymlinks(b)
+	return err1 == nil && err2 == nil && ea == eb
+}
+
+// PreCommit is the git pre-commit hook: a sparse checkpoint (full when notes are pending;
+// sparse only while the breaker is open) for each session bound to workTree, whose result
+// passed check or is reported. Sessions with nothing new cost three stat calls each.
+func (rn *Runner) PreCommit(workTree string) ([]Outcome, error) {
+	st, err := LoadState(rn.home())
+	if err != nil {
+		return nil, err
+	}
+	ids := Bound(st, workTree)
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	var outs []Outcome
+	cfg := rn.Svc.Config
+	updated := map[string]*SessionState{}
+	for _, id := range ids {
+		s := st.Session(id)
+		obs, err := ObserveSession(s.WorkDir, s.Transcript)
+		if err != nil {
+			outs = append(outs, Outcome{Session: id, Result: "error", Error: err.Error(), Time: rn.Now()})
+			continue
+		}
+		action, reason := Decide(s, obs, cfg.FullTokens(), 0)
+		if action == ActionNone {
+			continue
+		}
+		outs = append(outs, rn.checkpoint(id, s, action, reason, "hook"))
+		updated[id] = s
+	}
+	return outs, rn.saveSessions(updated)
+}
+
+// CheckpointTrailer is the trailer prepare-commit-msg adds: Ckpt-Checkpoint: <session>@<hash>.
+const CheckpointTrailer = "Ckpt-Checkpoint"
+
+// PrepareCommitMsg is the git prepare-commit-msg hook: it links the code commit to the
+// current checkpoint of every session bound to workTree, one trailer per session, without
+// a duplicate on amend.
+func (rn *Runner) PrepareCommitMsg(workTree, msgFile string) error {
+	st, err := LoadState(rn.home())
+	if err != nil {
+		return err
+	}
+	ids := Bound(st, workTree)
+	if len(ids) == 0 {
+		return nil
+	}
+	b, err := os.ReadFile(msgFile)
+	if err != nil {
+		return err
+	}
+	msg := string(b)
+	for _, id := range ids {
+		sid, err := repo.ParseSessionID(id)
+		if err != nil {
+			continue
+		}
+		h, err := rn.Svc.Store.HeadOf(sid)
+		if err != nil || h == repo.ZeroHash {
+			continue
+		}
+		msg = AddTrailer(msg, CheckpointTrailer, id+"@"+repo.ShortHash(h))
+	}
+	if msg == string(b) {
+		return nil
+	}
+	return os.WriteFile(msgFile, []byte(msg), 0o644)
+}
+
+// ClaudePayload is what Claude Code sends a hook on standard input.
+type ClaudePayload struct {
+	SessionID      string `json:"session_id"`
+	TranscriptPath string `json:"transcript_path"`
+	Cwd            string `json:"cwd"`
+	HookEventName  string `json:"hook_event_name"`
+	Source         string `json:"source"`  // SessionStart: startup, resume, clear, compact
+	Trigger        string `json:"trigger"` // PreCompact: manual, auto
+}
+
+// ParseClaudePayload reads a hook's JSON.
+func ParseClaudePayload(b []byte) (ClaudePayload, error) {
+	var p ClaudePayload
+	if err := json.Unmarshal(b, &p); err != nil {
+		return p, fmt.Errorf("hook input: not JSON: %w", err)
+	}
+	if p.SessionID == "" {
+		return p, errors.New("hook input: no session_id")
+	}
+	return p, nil
+}
+
+// ClaudeSessionID turns a Claude Code session id into a ckpt session id.
+func ClaudeSessionID(s string) repo.SessionID {
+	if id, err := repo.ParseSessionID(s); err == nil {
+		return id
+	}
+	b := []byte(s)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			b[i] = '-'
+		}
+	}
+	out := strings.TrimLeft(string(b), "._-")
+	if len(out) > 128 {
+		out = out[:128]
+	}
+	if out == "" {
+		out = "claude"
+	}
+	return repo.SessionID(out)
+}
+
+// ClaudeResult is what an agent hook did, and, for SessionStart, the context to give back.
+type ClaudeResult struct {
+	Session string
+	Created bool
+	Outcome *Outcome
+	// Context is the current checkpoint, for SessionStart after a compaction or a resume.
+	Context string
+}
+
+// Claude handles one Claude Code hook event. The ckpt session is the Claude session
+// (created, with template tmpl, on first use); workTree is the git work tree of the
+// payload's cwd, which the session is bound to.
+func (rn *Runner) Claude(event string, p ClaudePayload, tmpl, workTree string) (ClaudeResult, error) {
+	id := ClaudeSessionID(p.SessionID)
+	res := ClaudeResult{Session: string(id)}
+	r, err := rn.Svc.Store.Open(id)
+	if errors.Is(err, repo.ErrNotFound) {
+		if err := os.MkdirAll(rn.home(), 0o755); err != nil {
+			return res, err
+		}
+		r, _, err = rn.Svc.InitSession(id, tmpl, "", map[string]string{"agent": "claude-code"})
+		res.Created = true
+	}
+	if err != nil {
+		return res, err
+	}
+	if err := rn.Bind(r, workTree, p.TranscriptPath); err != nil {
+		return res, err
+	}
+	var action Action
+	switch event {
+	case "PreCompact":
+		action = ActionFull
+	case "Stop", "SessionEnd":
+		action = ActionSparse
+	case "SessionStart":
+		if p.Source != "compact" && p.Source != "resume" {
+			return res, nil
+		}
+		b, err := os.ReadFile(r.WorkPath(ckptsync.CheckpointFile))
+		if err != nil {
+			return res, err
+		}
+		res.Context = string(b)
+		return res, nil
+	default:
+		return res, fmt.Errorf("unknown Claude Code hook event %q (want PreCompact, Stop, SessionStart or SessionEnd)", event)
+	}
+	st, err := LoadState(rn.home())
+	if err != nil {
+		return res, err
+	}
+	s := st.Session(string(id))
+	reason := event + " hook"
+	if action == ActionFull && s.Breaker.Open {
+		action, reason = ActionSparse, event+" hook; breaker open, full sync skipped: "+s.Breaker.Reason
+	}
+	out := rn.checkpoint(string(id), s, action, reason, "hook")
+	res.Outcome = &out
+	return res, rn.saveSessions(map[string]*SessionState{string(id): s})
+}
+
+// Reset closes a session's breaker (recovery is manual, seed 002) and leaves a receipt.
+func (rn *Runner) Reset(id string) (Breaker, error) {
+	var before Breaker
+	err := UpdateState(rn.home(), func(st *State) error {
+		s := st.Session(id)
+		before = s.Breaker
+		s.Breaker.Reset()
+		return nil
+	})
+	if err != nil {
+		return before, err
+	}
+	return before, AppendReceipt(rn.home(), Receipt{Time: rn.Now(), Session: id, Action: "breaker-reset", Result: "closed", Trigger: "manual"})
+}
+
+// FindingsOf returns the check messages of a session's checkpoint as it is on disk.
+func (rn *Runner) FindingsOf(r *repo.Repo) ([]sections.Finding, error) {
+	t, err := rn.Svc.LoadTemplate(r.Template())
+	if err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(r.WorkPath(ckptsync.CheckpointFile))
+	if err != nil {
+		return nil, err
+	}
+	_, fs := rn.Svc.Check(t, b, ckptsync.CheckOptions{})
+	return fs, nil
+}
