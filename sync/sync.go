@@ -124,6 +124,7 @@ func (s *Service) Check(t *Template, content []byte, o CheckOptions) (*sections.
 	doc := t.Parse(content)
 	rules := t.Rules()
 	rules.TaskIDs = o.TaskIDs
+	rules.Extra = append(rules.Extra, sections.SecretCheck(s.Config.Secrets.Allow))
 	return doc, sections.Check(doc, t.Doc, rules)
 }
 
