@@ -29,6 +29,8 @@ type CommitOptions struct {
 	Message string // replaces the generated description in the subject
 	// TaskIDs, when not nil, also check task ids against the task database.
 	TaskIDs map[string]bool
+	// Parents of the commit: nil for HEAD; a merge gives HEAD and the other side.
+	Parents []repo.Hash
 }
 
 // Result is what a commit did.
@@ -76,7 +78,22 @@ func (s *Service) CommitDisk(r *repo.Repo, o CommitOptions) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	return s.commitFiles(r, head, old, disk, o)
+	// A pending merge (a pull left conflicts): this commit finishes it, with both parents.
+	mh, err := r.MergeHead()
+	if err != nil {
+		return Result{}, err
+	}
+	if mh != repo.ZeroHash {
+		o.Parents, o.Trigger = []repo.Hash{head, mh}, "merge"
+		if o.Message == "" {
+			o.Message = "merge " + repo.ShortHash(mh) + " (conflicts resolved)"
+		}
+	}
+	res, err := s.commitFiles(r, head, old, disk, o)
+	if err == nil && mh != repo.ZeroHash && res.Changed {
+		err = r.SetMergeHead(repo.ZeroHash, "")
+	}
+	return res, err
 }
 
 // Restore makes a new commit whose files are those of rev, or, with a section, whose
@@ -219,7 +236,7 @@ func (s *Service) prepareCommit(r *repo.Repo, head repo.Hash, old, next map[stri
 	if dry {
 		return nil, res, nil
 	}
-	p, err := r.Prepare(repo.CommitRequest{Files: next, Message: message(r.ID, o.Trigger, res.Subject, res.Sections, res.Files)})
+	p, err := r.Prepare(repo.CommitRequest{Files: next, Message: message(r.ID, o.Trigger, res.Subject, res.Sections, res.Files), Parents: o.Parents, Force: o.Parents != nil})
 	if err != nil {
 		return nil, res, err
 	}

@@ -38,12 +38,14 @@ type Env struct {
 	Getenv func(string) string
 	// Color is true when stdout is a terminal and NO_COLOR is unset.
 	Color bool
+	// Progress is true when stderr is a terminal: long operations show progress there.
+	Progress bool
 }
 
 func stdEnv() *Env {
 	force := os.Getenv("CLICOLOR_FORCE")
 	color := (term.IsTerminal(int(os.Stdout.Fd())) || (force != "" && force != "0")) && os.Getenv("NO_COLOR") == ""
-	return &Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Color: color}
+	return &Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Color: color, Progress: term.IsTerminal(int(os.Stderr.Fd()))}
 }
 
 // exitError carries an exit code other than 1.
@@ -95,6 +97,8 @@ func exitCode(err error) int {
 		return exitRejected
 	case errors.Is(err, repo.ErrBusy):
 		return exitBusy
+	case errors.Is(err, ckptsync.ErrConflict):
+		return exitConflict
 	}
 	return exitFailure
 }
@@ -164,6 +168,13 @@ func commands(env *Env) []*cli.Command {
 		cronCommand(env),
 		breakerCommand(env),
 		statusCommand(env),
+		searchCommand(env),
+		remoteCommand(env),
+		pushCommand(env),
+		pullCommand(env),
+		cloneCommand(env),
+		mergeDriverCommand(env),
+		gcCommand(env),
 	}
 }
 
@@ -194,7 +205,12 @@ type app struct {
 }
 
 func open(c *cli.Context, env *Env) (*app, error) {
-	home, err := findHome(c.String("home"), env)
+	return openHome(c.String("home"), env)
+}
+
+// openHome opens the store at home (or the one found from the current directory).
+func openHome(flag string, env *Env) (*app, error) {
+	home, err := findHome(flag, env)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/ckpt-dev/ckpt/repo"
+)
+
+func gcCommand(env *Env) *cli.Command {
+	return &cli.Command{
+		Name:  "gc",
+		Usage: "squash old sparse checkpoints and pack a session's history",
+		Description: `Squashes each run of consecutive sparse checkpoints older than --squash-sparse-older-than
+into one commit (the run's last files; its sections and times in the message), then packs.
+Full, manual, merge and restore checkpoints are kept. Only history that was never pushed
+is rewritten; --force rewrites pushed history too and says what it rewrote (the next push
+then needs --force). Without --squash-sparse-older-than, gc only packs.
+
+Examples:
+  ckpt gc --all --squash-sparse-older-than 30d
+  ckpt gc -s alpha --squash-sparse-older-than 7d --dry-run`,
+		Flags: []cli.Flag{
+			sessionFlag(),
+			&cli.BoolFlag{Name: "all", Usage: "every session"},
+			&cli.StringFlag{Name: "squash-sparse-older-than", Usage: "squash sparse checkpoints older than `AGE` (30d, 12h)"},
+			&cli.BoolFlag{Name: "force", Usage: "also rewrite history that was pushed"},
+			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "say what would be squashed; change nothing"},
+			jsonFlag(),
+		},
+		Action: func(c *cli.Context) error { return runGC(c, env) },
+	}
+}
+
+// parseAge reads 30d, 12h, 90m.
+func parseAge(s string) (time.Duration, error) {
+	if d, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(d)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("age %q: want a number of days like 30d", s)
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("age %q: want 30d, 12h or 90m", s)
+	}
+	return d, nil
+}
+
+type gcJSON struct {
+	Session       string `json:"session"`
+	Before        string `json:"before"`
+	After         string `json:"after"`
+	Runs          int    `json:"runs"`
+	Squashed      int    `json:"squashed"`
+	Rewritten     int    `json:"rewritten"`
+	RewrotePushed bool   `json:"rewrote_pushed"`
+	Kept          int    `json:"kept_pushed"`
+}
+
+func runGC(c *cli.Context, env *Env) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	if c.Bool("all") == (c.String("session") != "") {
+		return usageError("give -s ID or --all")
+	}
+	a, err := open(c, env)
+	if err != nil {
+		return err
+	}
+	o := repo.SquashOptions{Force: c.Bool("force"), DryRun: c.Bool("dry-run")}
+	if s := c.String("squash-sparse-older-than"); s != "" {
+		age, err := parseAge(s)
+		if err != nil {
+			return &exitError{exitUsage, err}
+		}
+		o.OlderThan = a.store.Opts.Now().Add(-age)
+	}
+	var rs []*repo.Repo
+	if c.Bool("all") {
+		ids, err := a.store.SessionIDs()
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			r, err := a.store.Open(id)
+			if err != nil {
+				return err
+			}
+			rs = append(rs, r)
+		}
+	} else {
+		r, err := a.session(c)
+		if err != nil {
+			return err
+		}
+		rs = append(rs, r)
+	}
+	var out []gcJSON
+	for _, r := range rs {
+		rep, err := a.svc.GC(r, o)
+		if err != nil {
+			return fmt.Errorf("%s: %w", r.ID, err)
+		}
+		j := gcJSON{Session: r.ID, Before: rep.Before.String(), After: rep.After.String(), Runs: len(rep.Runs), Rewritten: rep.Rewritten, RewrotePushed: rep.RewrotePushed, Kept: rep.Kept}
+		for _, run := range rep.Runs {
+			j.Squashed += run.Count
+		}
+		out = append(out, j)
+		if c.Bool("json") {
+			continue
+		}
+		verb := "squashed"
+		if o.DryRun {
+			verb = "would squash"
+		}
+		for _, run := range rep.Runs {
+			fmt.Fprintf(env.Stdout, "%s: %s %d sparse checkpoints %s..%s (%s to %s)\n", r.ID, verb, run.Count,
+				repo.ShortHash(run.First), repo.ShortHash(run.Last), run.From.UTC().Format(time.RFC3339), run.To.UTC().Format(time.RFC3339))
+		}
+		if rep.RewrotePushed && !o.DryRun {
+			fmt.Fprintf(env.Stderr, "ckpt: warning: %s: rewrote history a remote has (%s → %s); the next push needs --force\n", r.ID, repo.ShortHash(rep.Before), repo.ShortHash(rep.After))
+		}
+		if rep.Kept > 0 && len(rep.Runs) == 0 && o.OlderThan != (time.Time{}) {
+			fmt.Fprintf(env.Stdout, "%s: %d pushed checkpoint(s) left as they are (--force rewrites them)\n", r.ID, rep.Kept)
+		}
+	}
+	if c.Bool("json") {
+		return printJSON(env.Stdout, out)
+	}
+	return nil
+}

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/ckpt-dev/ckpt/sections"
+	ckptsync "github.com/ckpt-dev/ckpt/sync"
+)
+
+func mergeDriverCommand(env *Env) *cli.Command {
+	return &cli.Command{
+		Name:      "merge-driver",
+		Usage:     "git merge driver: merge a checkpoint file section by section",
+		ArgsUsage: "BASE OURS THEIRS [PATH]",
+		Description: `Follows git's merge-driver contract: merges BASE, OURS and THEIRS section by section,
+writes the result to OURS, exits 0 when clean and 1 when conflicts were left (between
+markers, inside their section). knowledge-graph.md merges by entry id and never
+conflicts. Register it with ckpt hooks install --merge-driver, which writes
+.gitattributes and the merge.ckpt.driver setting ("` + "ckpt merge-driver %O %A %B %P" + `").`,
+		Action: func(c *cli.Context) error { return runMergeDriver(c, env) },
+	}
+}
+
+func runMergeDriver(c *cli.Context, env *Env) error {
+	if c.NArg() < 3 || c.NArg() > 4 {
+		return usageError("merge-driver takes BASE OURS THEIRS [PATH]")
+	}
+	args := c.Args().Slice()
+	read := func(p string) ([]byte, error) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("merge-driver: %w", err)
+		}
+		return b, nil
+	}
+	base, err := read(args[0])
+	if err != nil {
+		return err
+	}
+	ours, err := read(args[1])
+	if err != nil {
+		return err
+	}
+	theirs, err := read(args[2])
+	if err != nil {
+		return err
+	}
+	name := filepath.Base(args[1])
+	if len(args) == 4 {
+		name = filepath.Base(args[3])
+	}
+	var result []byte
+	var conflicts []sections.Conflict
+	if name == ckptsync.KnowledgeFile {
+		if result, err = ckptsync.MergeKnowledgeGraphs(base, ours, theirs); err != nil {
+			return err
+		}
+	} else {
+		opts := sections.MergeOptions{NewestWins: ckptsync.NewestWins, OursLabel: "ours", TheirsLabel: "theirs"}
+		if a, err := open(c, env); err == nil {
+			if t, err := a.svc.LoadTemplate(a.svc.GuessTemplate(ours)); err == nil {
+				opts.Level, opts.Order = t.Doc.Level, t.Order()
+			}
+		}
+		res := sections.Merge3(base, ours, theirs, opts)
+		result, conflicts = res.Content, res.Conflicts
+	}
+	if err := os.WriteFile(args[1], result, 0o644); err != nil {
+		return fmt.Errorf("merge-driver: %w", err)
+	}
+	if len(conflicts) > 0 {
+		shown := name
+		if len(args) == 4 {
+			shown = args[3]
+		}
+		for _, cf := range conflicts {
+			fmt.Fprintf(env.Stderr, "%s:%d: conflict in %s (%s)\n", shown, cf.StartLine, cf.Section, cf.Heading)
+		}
+		return silentExit(1)
+	}
+	return nil
+}

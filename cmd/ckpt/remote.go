@@ -1,0 +1,91 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/ckpt-dev/ckpt/repo"
+)
+
+func remoteCommand(env *Env) *cli.Command {
+	return &cli.Command{
+		Name:  "remote",
+		Usage: "the git remotes the store travels through",
+		Description: `One remote repository holds a whole store: each session as refs/heads/sessions/<id>,
+the knowledge graph as refs/heads/knowledge. Any git URL works: a path, ssh, https.
+
+Examples:
+  git init --bare /srv/ckpt.git && ckpt remote add origin /srv/ckpt.git
+  ckpt remote add origin git@github.com:me/agent-memory.git
+  ckpt remote list`,
+		Subcommands: []*cli.Command{
+			{
+				Name: "add", Usage: "add or change a remote", ArgsUsage: "NAME URL",
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 2 {
+						return usageError("remote add takes NAME and URL")
+					}
+					name := c.Args().Get(0)
+					if _, err := repo.ParseSessionID(name); err != nil {
+						return usageError("remote name %q: use letters, digits, . _ -", name)
+					}
+					a, err := open(c, env)
+					if err != nil {
+						return err
+					}
+					if err := a.ensureHome(); err != nil {
+						return err
+					}
+					if err := a.store.SetRemote(name, c.Args().Get(1)); err != nil {
+						return err
+					}
+					fmt.Fprintf(env.Stdout, "remote %s → %s\n", name, c.Args().Get(1))
+					return nil
+				},
+			},
+			{
+				Name: "remove", Usage: "forget a remote", ArgsUsage: "NAME",
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 1 {
+						return usageError("remote remove takes NAME")
+					}
+					a, err := open(c, env)
+					if err != nil {
+						return err
+					}
+					if _, err := a.store.RemoteURL(c.Args().First()); err != nil {
+						return err
+					}
+					return a.store.SetRemote(c.Args().First(), "")
+				},
+			},
+			{
+				Name: "list", Usage: "list remotes", Flags: []cli.Flag{jsonFlag()},
+				Action: func(c *cli.Context) error {
+					a, err := open(c, env)
+					if err != nil {
+						return err
+					}
+					rs, err := a.store.Remotes()
+					if err != nil {
+						return err
+					}
+					if c.Bool("json") {
+						return printJSON(env.Stdout, rs)
+					}
+					names := make([]string, 0, len(rs))
+					for n := range rs {
+						names = append(names, n)
+					}
+					sort.Strings(names)
+					for _, n := range names {
+						fmt.Fprintf(env.Stdout, "%s\t%s\n", n, rs[n])
+					}
+					return nil
+				},
+			},
+		},
+	}
+}

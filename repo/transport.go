@@ -1,0 +1,533 @@
+package repo
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	git "github.com/go-git/go-git/v5"
+	gitcfg "github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"golang.org/x/sys/unix"
+)
+
+// The transport repository (<home>/state/transport.git) is what travels: a bare repository
+// whose refs/heads/sessions/<id> mirror every session's main and refs/heads/knowledge the
+// knowledge repository's, so that one remote repository holds a whole store and one git
+// push or fetch moves it. Objects are copied between it and the sessions in-process, so a
+// thousand sessions cost one network round trip, not a thousand processes.
+
+// SessionRefPrefix is where sessions live in the transport and remote repositories.
+const SessionRefPrefix = "refs/heads/sessions/"
+
+// KnowledgeRef is the knowledge repository's branch in the transport and remote.
+const KnowledgeRef = "refs/heads/knowledge"
+
+// ErrNoRemote is returned for a remote name the store does not know.
+var ErrNoRemote = errors.New("no such remote")
+
+// ErrRejectedPush means the remote refused a non-fast-forward update: someone pushed first.
+var ErrRejectedPush = errors.New("push rejected: the remote has commits you do not have")
+
+// TransportDir is the transport repository.
+func (st *Store) TransportDir() string { return filepath.Join(st.StateDir(), "transport.git") }
+
+// Transport opens (creating if needed) the transport repository.
+func (st *Store) Transport() (*Repo, error) {
+	dir := st.TransportDir()
+	if _, err := os.Stat(filepath.Join(dir, "HEAD")); errors.Is(err, fs.ErrNotExist) {
+		for _, d := range []string{"objects/info", "objects/pack", "refs/heads", "refs/tags"} {
+			if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+				return nil, fmt.Errorf("create %s: %w", dir, err)
+			}
+		}
+		files := map[string]string{
+			"HEAD":   "ref: refs/heads/knowledge\n",
+			"config": "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n",
+		}
+		for name, data := range files {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+				return nil, err
+			}
+		}
+	}
+	// The transport is a mirror of what the sessions hold: losing it to a power cut loses
+	// nothing, so its writes are not fsynced one by one.
+	quick := *st
+	quick.Opts.Fsync = false
+	return &Repo{ID: "transport", Dir: dir, GitDir: dir, WorkDir: "", LockName: ".transport", store: &quick}, nil
+}
+
+// remotes are kept in <home>/state/remotes.json: {"origin": "URL"}.
+func (st *Store) remotesPath() string { return filepath.Join(st.StateDir(), "remotes.json") }
+
+// Remotes returns the store's remotes, name -> URL.
+func (st *Store) Remotes() (map[string]string, error) {
+	out := map[string]string{}
+	b, err := os.ReadFile(st.remotesPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return out, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, fmt.Errorf("%s: %w", st.remotesPath(), err)
+	}
+	return out, nil
+}
+
+// SetRemote adds or changes a remote ("" URL removes it).
+func (st *Store) SetRemote(name, url string) error {
+	rs, err := st.Remotes()
+	if err != nil {
+		return err
+	}
+	if url == "" {
+		delete(rs, name)
+	} else {
+		rs[name] = url
+	}
+	if err := os.MkdirAll(st.StateDir(), 0o755); err != nil {
+		return err
+	}
+	b, _ := json.MarshalIndent(rs, "", "  ")
+	return WriteFileAtomic(st.remotesPath(), append(b, '\n'), 0o644, st.Opts.Fsync)
+}
+
+// RemoteURL returns the URL of a remote, or ErrNoRemote.
+func (st *Store) RemoteURL(name string) (string, error) {
+	rs, err := st.Remotes()
+	if err != nil {
+		return "", err
+	}
+	u, ok := rs[name]
+	if !ok {
+		return "", fmt.Errorf("%s: %w\nhint: ckpt remote add %s URL", name, ErrNoRemote, name)
+	}
+	return u, nil
+}
+
+// has reports whether the repository holds object h.
+func (r *Repo) has(h Hash) bool {
+	return r.reader().storage.HasEncodedObject(h) == nil
+}
+
+// CopyHistory copies into dst every object of the history of head in src that dst lacks,
+// as loose objects, walking back from head until it reaches commits dst already has. It
+// returns the number of objects written.
+func CopyHistory(src, dst *Repo, head Hash) (int, error) {
+	if head == ZeroHash || dst.has(head) {
+		return 0, nil
+	}
+	g := src.reader()
+	ow := newObjectWriter(dst.GitDir, dst.store.Opts.Fsync)
+	n := 0
+	seen := map[Hash]bool{}
+	copyObj := func(h Hash) error {
+		if seen[h] {
+			return nil
+		}
+		seen[h] = true
+		if dst.has(h) {
+			return nil
+		}
+		o, err := g.storage.EncodedObject(plumbing.AnyObject, h)
+		if err != nil {
+			return fmt.Errorf("copy object %s: %w", short(h), err)
+		}
+		rd, err := o.Reader()
+		if err != nil {
+			return err
+		}
+		data, err := io.ReadAll(rd)
+		rd.Close()
+		if err != nil {
+			return err
+		}
+		if _, err := ow.write(o.Type(), data); err != nil {
+			return err
+		}
+		n++
+		return nil
+	}
+	stack := []Hash{head}
+	for len(stack) > 0 {
+		h := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[h] || dst.has(h) {
+			continue
+		}
+		c, err := g.commit(h)
+		if err != nil {
+			return n, err
+		}
+		t, err := object.GetTree(g.storage, c.TreeHash)
+		if err != nil {
+			return n, fmt.Errorf("read tree %s: %w", short(c.TreeHash), err)
+		}
+		for _, e := range t.Entries {
+			if err := copyObj(e.Hash); err != nil {
+				return n, err
+			}
+		}
+		if err := copyObj(c.TreeHash); err != nil {
+			return n, err
+		}
+		if err := copyObj(h); err != nil {
+			return n, err
+		}
+		stack = append(stack, c.ParentHashes...)
+	}
+	dst.Reset()
+	return n, ow.flush()
+}
+
+// SetRef points name at h in the repository (ZeroHash deletes it), whatever it held.
+func (r *Repo) SetRef(name string, h Hash) error {
+	cur, err := readRef(r.GitDir, name)
+	if err != nil {
+		return err
+	}
+	if cur == h {
+		return nil
+	}
+	if h == ZeroHash {
+		return r.store.deleteRef(r.GitDir, name, cur)
+	}
+	return r.store.updateRef(r.GitDir, refUpdate{name: name, old: cur, new: h, msg: "ckpt transport"}, r.store.Opts.Author)
+}
+
+// Ref reads a ref (ZeroHash when absent).
+func (r *Repo) Ref(name string) (Hash, error) { return readRef(r.GitDir, name) }
+
+// Refs lists the refs under prefix.
+func (r *Repo) Refs(prefix string) (map[string]Hash, error) { return listRefs(r.GitDir, prefix) }
+
+// IsAncestor reports whether a is an ancestor of b (or equal).
+func (r *Repo) IsAncestor(a, b Hash) (bool, error) {
+	if a == b {
+		return true, nil
+	}
+	g := r.reader()
+	seen := map[Hash]bool{}
+	stack := []Hash{b}
+	for len(stack) > 0 {
+		h := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if h == a {
+			return true, nil
+		}
+		if seen[h] {
+			continue
+		}
+		seen[h] = true
+		c, err := g.commit(h)
+		if err != nil {
+			return false, err
+		}
+		stack = append(stack, c.ParentHashes...)
+	}
+	return false, nil
+}
+
+// MergeBase returns the best common ancestor of a and b (ZeroHash when none).
+func (r *Repo) MergeBase(a, b Hash) (Hash, error) {
+	g := r.reader()
+	ca, err := g.commit(a)
+	if err != nil {
+		return ZeroHash, err
+	}
+	cb, err := g.commit(b)
+	if err != nil {
+		return ZeroHash, err
+	}
+	bases, err := ca.MergeBase(cb)
+	if err != nil {
+		return ZeroHash, fmt.Errorf("merge base of %s and %s: %w", short(a), short(b), err)
+	}
+	if len(bases) == 0 {
+		return ZeroHash, nil
+	}
+	return bases[0].Hash, nil
+}
+
+// Checkout points main at h (which the repository holds) and writes its files to the work
+// tree and index: a fast-forward. old is the HEAD this replaces (compare-and-swap).
+func (r *Repo) Checkout(old, h Hash) error {
+	files, err := r.Files(h)
+	if err != nil {
+		return err
+	}
+	var oldTree map[string]Hash
+	if old != ZeroHash {
+		t, err := r.reader().commitTree(old)
+		if err != nil {
+			return err
+		}
+		if oldTree, err = r.reader().treeFiles(t); err != nil {
+			return err
+		}
+	}
+	restore, err := r.writeWorkTree(files, oldTree)
+	if err != nil {
+		return err
+	}
+	if err := r.store.updateRef(r.GitDir, refUpdate{name: MainRef, old: old, new: h, msg: "fast-forward"}, r.store.Opts.Author); err != nil {
+		restore()
+		return err
+	}
+	entries := make([]treeEntry, 0, len(files))
+	for name, data := range files {
+		entries = append(entries, treeEntry{name, objectHash(plumbing.BlobObject, data)})
+	}
+	_ = r.store.writeIndex(r.GitDir, r.WorkDir, entries)
+	return nil
+}
+
+// Materialize creates session id from commit h of src (the transport repository after a
+// fetch): a new repository with that history, its files checked out.
+func (st *Store) Materialize(id SessionID, src *Repo, h Hash, config map[string]string) (*Repo, error) {
+	dir := st.SessionDir(id)
+	if _, err := os.Stat(dir); err == nil {
+		return nil, fmt.Errorf("%s: %w", dir, ErrExists)
+	}
+	return st.materialize(dir, string(id), string(id), src, h, config)
+}
+
+// MaterializeKnowledge creates the knowledge repository from commit h of src.
+func (st *Store) MaterializeKnowledge(src *Repo, h Hash) (*Repo, error) {
+	return st.materialize(st.KnowledgeDir(), "knowledge", KnowledgeLock, src, h, nil)
+}
+
+func (st *Store) materialize(dir, id, lockName string, src *Repo, h Hash, config map[string]string) (*Repo, error) {
+	parent := filepath.Dir(dir)
+	tmp := filepath.Join(parent, ".init-"+filepath.Base(dir))
+	_ = os.RemoveAll(tmp)
+	gitDir := filepath.Join(tmp, ".git")
+	for _, d := range []string{"objects/info", "objects/pack", "refs/heads", "refs/tags", "info"} {
+		if err := os.MkdirAll(filepath.Join(gitDir, d), 0o755); err != nil {
+			return nil, err
+		}
+	}
+	var cfg bytes.Buffer
+	cfg.WriteString("[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n[ckpt]\n\tid = " + id + "\n")
+	keys := make([]string, 0, len(config))
+	for k := range config {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		cfg.WriteString("\t" + k + " = " + config[k] + "\n")
+	}
+	for name, data := range map[string][]byte{
+		"HEAD": []byte("ref: " + MainRef + "\n"), "config": cfg.Bytes(),
+		"description": []byte("ckpt " + id + "\n"), "info/exclude": []byte(excludeRules),
+	} {
+		if err := os.WriteFile(filepath.Join(gitDir, name), data, 0o644); err != nil {
+			return nil, err
+		}
+	}
+	r, err := st.openDir(tmp, id)
+	if err != nil {
+		return nil, err
+	}
+	r.LockName = lockName
+	if _, err := CopyHistory(src, r, h); err != nil {
+		return nil, err
+	}
+	if err := r.Checkout(ZeroHash, h); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return nil, err
+	}
+	return st.openDir(dir, id)
+}
+
+// MergeHead is the commit a pending merge brings in (MERGE_HEAD), or ZeroHash.
+func (r *Repo) MergeHead() (Hash, error) {
+	b, err := os.ReadFile(filepath.Join(r.GitDir, "MERGE_HEAD"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return ZeroHash, nil
+	}
+	if err != nil {
+		return ZeroHash, err
+	}
+	s := strings.TrimSpace(string(b))
+	if !plumbing.IsHash(s) {
+		return ZeroHash, fmt.Errorf("%s: malformed MERGE_HEAD", r.GitDir)
+	}
+	return plumbing.NewHash(s), nil
+}
+
+// SetMergeHead records (or, with ZeroHash, clears) a pending merge, as git does, so that
+// `git status` says a merge is in progress and the next commit gets both parents.
+func (r *Repo) SetMergeHead(h Hash, msg string) error {
+	p := filepath.Join(r.GitDir, "MERGE_HEAD")
+	if h == ZeroHash {
+		_ = os.Remove(filepath.Join(r.GitDir, "MERGE_MSG"))
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	if err := WriteFileAtomic(filepath.Join(r.GitDir, "MERGE_MSG"), []byte(msg), 0o644, r.store.Opts.Fsync); err != nil {
+		return err
+	}
+	return WriteFileAtomic(p, []byte(h.String()+"\n"), 0o644, r.store.Opts.Fsync)
+}
+
+// WriteWorkFiles writes files into the work tree (a merge left with conflicts) without
+// committing; files not named are left alone.
+func (r *Repo) WriteWorkFiles(files map[string][]byte) error {
+	for name, data := range files {
+		if err := ValidFileName(name); err != nil {
+			return err
+		}
+		if data == nil {
+			if err := os.Remove(r.WorkPath(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+			continue
+		}
+		if err := WriteFileAtomic(r.WorkPath(name), data, 0o644, r.store.Opts.Fsync); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// GitNetwork moves refs between the transport repository and a remote URL: the system git
+// when it is installed (credential helpers, ~/.ssh/config and known_hosts work as users
+// expect), else go-git's own transport.
+type GitNetwork struct {
+	// Git is the git binary; "" uses go-git.
+	Git string
+	// Progress receives git's progress output (a terminal), or nil for quiet.
+	Progress io.Writer
+}
+
+// NewGitNetwork chooses the network: mode "system", "go-git" or "auto" (system git when on
+// PATH).
+func NewGitNetwork(mode string, progress io.Writer) (*GitNetwork, error) {
+	n := &GitNetwork{Progress: progress}
+	switch mode {
+	case "", "auto":
+		if p, err := exec.LookPath("git"); err == nil {
+			n.Git = p
+		}
+	case "system":
+		p, err := exec.LookPath("git")
+		if err != nil {
+			return nil, errors.New("remote.git = \"system\" but no git on PATH")
+		}
+		n.Git = p
+	case "go-git":
+	default:
+		return nil, fmt.Errorf("remote.git = %q: want auto, system or go-git", mode)
+	}
+	return n, nil
+}
+
+// Fetch brings the remote's refs matching refspecs into the transport repository.
+func (n *GitNetwork) Fetch(t *Repo, url string, refspecs []string) error {
+	if n.Git != "" {
+		args := append([]string{"fetch", "--no-tags", "--prune", url}, refspecs...)
+		return n.run(t, args)
+	}
+	specs := make([]gitcfg.RefSpec, len(refspecs))
+	for i, s := range refspecs {
+		specs[i] = gitcfg.RefSpec(s)
+	}
+	rem := git.NewRemote(t.reader().storage, &gitcfg.RemoteConfig{Name: "ckpt", URLs: []string{url}})
+	err := rem.Fetch(&git.FetchOptions{RemoteName: "ckpt", RefSpecs: specs, Tags: git.NoTags, Prune: true, Progress: n.Progress})
+	if errors.Is(err, git.NoErrAlreadyUpToDate) {
+		return nil
+	}
+	if err != nil && strings.Contains(err.Error(), "couldn't find remote ref") {
+		return nil // an empty remote
+	}
+	if err != nil && strings.Contains(err.Error(), "remote repository is empty") {
+		return nil
+	}
+	t.Reset()
+	return err
+}
+
+// Push sends refspecs from the transport repository to the remote.
+func (n *GitNetwork) Push(t *Repo, url string, refspecs []string) error {
+	if len(refspecs) == 0 {
+		return nil
+	}
+	if n.Git != "" {
+		err := n.run(t, append([]string{"push", "--porcelain", url}, refspecs...))
+		if err != nil && (strings.Contains(err.Error(), "[rejected]") || strings.Contains(err.Error(), "non-fast-forward") || strings.Contains(err.Error(), "fetch first")) {
+			return fmt.Errorf("%w\nhint: ckpt pull first, then push again", ErrRejectedPush)
+		}
+		return err
+	}
+	specs := make([]gitcfg.RefSpec, len(refspecs))
+	for i, s := range refspecs {
+		specs[i] = gitcfg.RefSpec(s)
+	}
+	rem := git.NewRemote(t.reader().storage, &gitcfg.RemoteConfig{Name: "ckpt", URLs: []string{url}})
+	err := rem.Push(&git.PushOptions{RemoteName: "ckpt", RefSpecs: specs, Progress: n.Progress})
+	if errors.Is(err, git.NoErrAlreadyUpToDate) {
+		return nil
+	}
+	if err != nil && strings.Contains(err.Error(), "non-fast-forward") {
+		return fmt.Errorf("%w\nhint: ckpt pull first, then push again", ErrRejectedPush)
+	}
+	return err
+}
+
+func (n *GitNetwork) run(t *Repo, args []string) error {
+	full := append([]string{"--git-dir=" + t.GitDir}, args...)
+	if n.Progress == nil && (args[0] == "fetch" || args[0] == "push") {
+		full = append(full[:2], append([]string{"--quiet"}, full[2:]...)...)
+	}
+	cmd := exec.Command(n.Git, full...)
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	if n.Progress != nil {
+		cmd.Stderr = io.MultiWriter(&out, n.Progress)
+	} else {
+		cmd.Stderr = &out
+	}
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
+	err := cmd.Run()
+	t.Reset()
+	if err != nil {
+		return fmt.Errorf("git %s: %s", args[0], strings.TrimSpace(out.String()))
+	}
+	return nil
+}
+
+// SyncFS makes everything written under the store durable with one syncfs call: a clone
+// writes thousands of objects unsynced, then syncs once.
+func (st *Store) SyncFS() error {
+	f, err := os.Open(st.Home)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return unix.Syncfs(int(f.Fd()))
+}
+
+// Quick returns a copy of the store whose writes are not fsynced one by one; the caller
+// makes them durable with SyncFS.
+func (st *Store) Quick() *Store {
+	q := *st
+	q.Opts.Fsync = false
+	return &q
+}
