@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -21,10 +20,8 @@ func (st *Store) writeIndex(gitDir, workDir string, entries []treeEntry) error {
 		if fi, err := os.Lstat(filepath.Join(workDir, e.name)); err == nil {
 			ent.ModifiedAt = fi.ModTime()
 			ent.Size = uint32(fi.Size())
-			if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
-				ent.CreatedAt = time.Unix(int64(sys.Ctim.Sec), int64(sys.Ctim.Nsec))
-				ent.Dev, ent.Inode = uint32(sys.Dev), uint32(sys.Ino)
-				ent.UID, ent.GID = sys.Uid, sys.Gid
+			if ctime, dev, ino, uid, gid, ok := statData(fi); ok {
+				ent.CreatedAt, ent.Dev, ent.Inode, ent.UID, ent.GID = ctime, dev, ino, uid, gid
 			}
 		}
 		idx.Entries = append(idx.Entries, ent)

@@ -17,7 +17,6 @@ import (
 	gitcfg "github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"golang.org/x/sys/unix"
 )
 
 // The transport repository (<home>/state/transport.git) is what travels: a bare repository
@@ -515,14 +514,7 @@ func (n *GitNetwork) run(t *Repo, args []string) error {
 
 // SyncFS makes everything written under the store durable with one syncfs call: a clone
 // writes thousands of objects unsynced, then syncs once.
-func (st *Store) SyncFS() error {
-	f, err := os.Open(st.Home)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return unix.Syncfs(int(f.Fd()))
-}
+func (st *Store) SyncFS() error { return syncFS(st.Home) }
 
 // Quick returns a copy of the store whose writes are not fsynced one by one; the caller
 // makes them durable with SyncFS.
