@@ -20,14 +20,16 @@ test:
 
 fuzz:
 	@for target in $$($(GO) test -list '^Fuzz' ./sections/ | grep '^Fuzz'); do \
-		$(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) ./sections/ || exit 1; \
+		$(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./sections/ || exit 1; \
 	done
 	@for target in $$($(GO) test -list '^Fuzz' ./sync/ | grep '^Fuzz'); do \
-		$(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) ./sync/ || exit 1; \
+		$(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./sync/ || exit 1; \
 	done
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 60m $(PKGS)
+	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 20m $$($(GO) list $(PKGS) | grep -v -e '/repo$$' -e '/internal/proctest$$')
+	$(GO) test -run '^$$' -bench . -benchmem -count=1 -benchtime 300x -timeout 20m ./repo/
+	$(GO) test -run '^$$' -bench . -count=1 -benchtime 20x -timeout 20m ./internal/proctest/
 
 lint:
 	$(GO) vet $(PKGS)

@@ -97,7 +97,9 @@ type MergeOptions struct {
 	// Level is the section heading level; 0 infers it from the first of base, ours and
 	// theirs that has sections, and all three are then read at that level.
 	Level int
-	// Order is the template's section order, used to place a section added on one side.
+	// Order is the template's section order. It places a section that only one side has
+	// when the other side also added, removed or moved sections; otherwise the section
+	// stays where its side put it.
 	Order []ID
 	// NewestWins lists metadata keys whose newest value wins without conflict
 	// (last_updated, session_id, delta_since_last).
@@ -135,6 +137,8 @@ func (r MergeResult) Err() error {
 // diff3, and overlapping different changes become a conflict block that keeps both versions.
 // Lines are only ever copied whole from an input; the only bytes ever added are conflict
 // markers and a line ending after a last line that lacked one when something now follows it.
+// Section order is that of the side that added, removed or moved sections (ours if both
+// did); the other side's own sections go in by MergeOptions.Order.
 func Merge3(base, ours, theirs []byte, o MergeOptions) MergeResult {
 	r := merge3(base, ours, theirs, o)
 	// A side that changed nothing leaves the other as it is, metadata lines included: the
@@ -174,23 +178,23 @@ func merge3(base, ours, theirs []byte, o MergeOptions) MergeResult {
 	// goldmark appends a line feed to a last line that lacks one, in place: clipped, the
 	// inputs' capacity cannot reach the caller's bytes that follow them.
 	in := [3][]byte{slices.Clip(base), slices.Clip(ours), slices.Clip(theirs)}
-	newestWins(&in, o.NewestWins)
 	var docs [3]*Document
 	for i := range in {
 		docs[i] = Parse(in[i], Options{Level: o.Level})
 	}
-	if o.Level == 0 {
-		level := 0
+	level := o.Level
+	if level == 0 {
 		for _, d := range docs {
 			if len(d.Sections) > 0 {
 				level = d.Level
 				break
 			}
 		}
-		for i, d := range docs {
-			if level != 0 && d.Level != level {
-				docs[i] = Parse(in[i], Options{Level: level})
-			}
+	}
+	changed := newestWins(&in, docs, o.NewestWins)
+	for i, d := range docs {
+		if changed[i] || (level != 0 && d.Level != level) {
+			docs[i] = Parse(in[i], Options{Level: level})
 		}
 	}
 	bd, od, td := docs[0], docs[1], docs[2]
@@ -261,9 +265,11 @@ func partsOf(order []secKey, parts map[secKey]part) []part {
 // after it, else right after the section that precedes it on its side, else first.
 func placeKeys(skel, other []secKey, keep func(secKey) bool, tmpl []ID) []secKey {
 	var out []secKey
+	placed := map[secKey]bool{}
 	for _, k := range skel {
 		if keep(k) {
 			out = append(out, k)
+			placed[k] = true
 		}
 	}
 	rank := map[ID]int{}
@@ -272,24 +278,26 @@ func placeKeys(skel, other []secKey, keep func(secKey) bool, tmpl []ID) []secKey
 			rank[id] = i
 		}
 	}
+	prev := -1 // index in other of the last kept section seen, which is placed by now
 	for i, k := range other {
-		if !keep(k) || slices.Contains(out, k) {
+		if !keep(k) {
 			continue
 		}
-		at := -1
-		if r, ok := rank[k.id]; ok {
-			at = slices.IndexFunc(out, func(x secKey) bool { rx, ok := rank[x.id]; return ok && rx > r })
-		}
-		if at < 0 {
-			at = 0
-			for p := i - 1; p >= 0; p-- {
-				if j := slices.Index(out, other[p]); j >= 0 {
-					at = j + 1
-					break
+		if !placed[k] {
+			at := -1
+			if r, ok := rank[k.id]; ok {
+				at = slices.IndexFunc(out, func(x secKey) bool { rx, ok := rank[x.id]; return ok && rx > r })
+			}
+			if at < 0 {
+				at = 0
+				if prev >= 0 {
+					at = slices.Index(out, other[prev]) + 1
 				}
 			}
+			out = slices.Insert(out, at, k)
+			placed[k] = true
 		}
-		out = slices.Insert(out, at, k)
+		prev = i
 	}
 	return out
 }
@@ -344,7 +352,9 @@ func mergedOutcome(cs []chunk) Outcome {
 
 // mergeSection merges one section; a nil side does not have it.
 func mergeSection(b, o, t *Section) part {
-	same := func(x, y *Section) bool { return bytes.Equal(x.Bytes(), y.Bytes()) }
+	same := func(x, y *Section) bool {
+		return bytes.Equal(x.Heading, y.Heading) && bytes.Equal(x.Directive, y.Directive) && bytes.Equal(x.Body, y.Body)
+	}
 	whole := func(s *Section, out Outcome) part {
 		return part{heading: s.HeadingLine(), outcome: out, chunks: plain(sectionLines(s))}
 	}
@@ -715,23 +725,15 @@ func (w *writer) part(p part) []Conflict {
 // and theirs, in all three inputs, so that those lines never conflict. Values compare as
 // strings (the part after "→" for a range) when both are timestamps; otherwise, as for
 // session_id, ours wins. The winning line is copied whole; each input keeps its line ending.
-func newestWins(in *[3][]byte, keys []string) {
-	if len(keys) == 0 {
-		return
-	}
-	var lines [3][][]byte
-	var metas [3][]Meta
-	for i := range in {
-		lines[i] = splitLines(in[i])
-		metas[i] = Parse(in[i], Options{}).Metadata()
-	}
-	var changed [3]bool
+// It reports which inputs changed: their documents are stale.
+func newestWins(in *[3][]byte, docs [3]*Document, keys []string) (changed [3]bool) {
 	for _, key := range keys {
+		prefix := []byte("_" + key + ":")
 		var at [3]int // line number of the key's first line; 0: none
 		var val [3]string
-		for i := range metas {
-			if j := slices.IndexFunc(metas[i], func(m Meta) bool { return m.Key == key }); j >= 0 {
-				at[i], val[i] = metas[i][j].Line, metas[i][j].Value
+		for i, d := range docs {
+			if bytes.Contains(in[i], prefix) {
+				at[i], val[i] = firstMeta(d, prefix)
 			}
 		}
 		win := 1
@@ -743,23 +745,47 @@ func newestWins(in *[3][]byte, keys []string) {
 		case at[1] == 0:
 			continue
 		}
-		text := trimEOL(lines[win][at[win]-1])
-		for i := range lines {
+		from, to := lineBounds(in[win], at[win])
+		text := trimEOL(in[win][from:to])
+		for i := range in {
 			if at[i] == 0 {
 				continue
 			}
-			l := lines[i][at[i]-1]
+			from, to := lineBounds(in[i], at[i])
+			l := in[i][from:to]
 			if t := trimEOL(l); t != text {
-				lines[i][at[i]-1] = append([]byte(text), l[len(t):]...)
+				in[i] = slices.Concat(in[i][:from], []byte(text), l[len(t):], in[i][to:])
 				changed[i] = true
 			}
 		}
 	}
-	for i := range in {
-		if changed[i] {
-			in[i] = bytes.Join(lines[i], nil)
+	return changed
+}
+
+// firstMeta finds the first metadata line that starts with prefix ("_key:") outside fenced
+// code, as Metadata would, without running the metadata pattern on every line.
+func firstMeta(d *Document, prefix []byte) (line int, value string) {
+	d.eachLine(func(_ ID, n int, l []byte) {
+		if line > 0 || !bytes.HasPrefix(l, prefix) {
+			return
 		}
+		if m := metaLine.FindSubmatch(bytes.TrimRight(l, "\r\n")); m != nil {
+			line, value = n, strings.TrimSpace(string(m[2]))
+		}
+	})
+	return line, value
+}
+
+// lineBounds returns the byte range of line n (1-based) of b, its ending included.
+func lineBounds(b []byte, n int) (from, to int) {
+	for ; n > 1; n-- {
+		from += bytes.IndexByte(b[from:], '\n') + 1
 	}
+	to = len(b)
+	if i := bytes.IndexByte(b[from:], '\n'); i >= 0 {
+		to = from + i + 1
+	}
+	return from, to
 }
 
 // newer reports whether metadata value a is a later timestamp than b.

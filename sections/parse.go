@@ -112,6 +112,9 @@ func atxHeadings(src []byte, off int) []heading {
 
 // goldmarkHeadings asks goldmark for the top-level ATX headings of body.
 func goldmarkHeadings(body []byte, off int) []heading {
+	// goldmark appends a newline to a last line without one; capping the capacity makes it
+	// copy instead of writing into the caller's array beyond body.
+	body = body[:len(body):len(body)]
 	root := blockParser.Parse(text.NewReader(body))
 	var out []heading
 	for n := root.FirstChild(); n != nil; n = n.NextSibling() {

@@ -252,3 +252,14 @@ func FuzzScanAgreesWithGoldmark(f *testing.F) {
 		}
 	})
 }
+
+func TestParseLeavesBytesBeyondTheInputAlone(t *testing.T) {
+	// the goldmark path (an HTML line) on a document ending in an indented code block
+	// without a final newline: goldmark forces a newline onto that last line
+	buf := []byte("<p>\n\n## A\na\n## B\n\n    codeXYZ")
+	n := len(buf) - 3
+	Parse(buf[:n], Options{})
+	if string(buf[n:]) != "XYZ" {
+		t.Errorf("Parse wrote beyond its input: %q", buf[n:])
+	}
+}
