@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -49,7 +47,7 @@ type Outcome struct {
 // to, the transcript it follows, and a baseline observation so that the first tick does not
 // take a needless full checkpoint.
 func (rn *Runner) Bind(r *repo.Repo, bound, transcript string) error {
-	return UpdateState(rn.home(), func(st *State) error {
+	return UpdateSessions(rn.home(), []string{r.ID}, func(st *State) error {
 		s := st.Session(r.ID)
 		s.WorkDir = r.WorkDir
 		if bound != "" {
@@ -182,7 +180,11 @@ func (rn *Runner) saveSessions(updated map[string]*SessionState) error {
 	if len(updated) == 0 {
 		return nil
 	}
-	return UpdateState(rn.home(), func(st *State) error {
+	ids := make([]string, 0, len(updated))
+	for id := range updated {
+		ids = append(ids, id)
+	}
+	return UpdateSessions(rn.home(), ids, func(st *State) error {
 		for id, s := range updated {
 			st.Sessions[id] = s
 		}
@@ -190,38 +192,17 @@ func (rn *Runner) saveSessions(updated map[string]*SessionState) error {
 	})
 }
 
-// Bound lists the sessions bound to a git work tree, sorted.
-func Bound(st *State, workTree string) []string {
-	var ids []string
-	for id, s := range st.Sessions {
-		if s.Bound != "" && sameDir(s.Bound, workTree) {
-			ids = append(ids, id)
-		}
-	}
-	sort.Strings(ids)
-	return ids
-}
-
-func sameDir(a, b string) bool {
-	if filepath.Clean(a) == filepath.Clean(b) {
-		return true
-	}
-	ea, err1 := filepath.EvalSymlinks(a)
-	eb, err2 := filepath.EvalSymlinks(b)
-	return err1 == nil && err2 == nil && ea == eb
-}
-
 // PreCommit is the git pre-commit hook: a sparse checkpoint (full when notes are pending;
 // sparse only while the breaker is open) for each session bound to workTree, whose result
 // passed check or is reported. Sessions with nothing new cost three stat calls each.
 func (rn *Runner) PreCommit(workTree string) ([]Outcome, error) {
-	st, err := LoadState(rn.home())
-	if err != nil {
+	ids, err := BoundTo(rn.home(), workTree)
+	if err != nil || len(ids) == 0 {
 		return nil, err
 	}
-	ids := Bound(st, workTree)
-	if len(ids) == 0 {
-		return nil, nil
+	st, err := LoadSessions(rn.home(), ids)
+	if err != nil {
+		return nil, err
 	}
 	var outs []Outcome
 	cfg := rn.Svc.Config
@@ -250,13 +231,9 @@ const CheckpointTrailer = "Ckpt-Checkpoint"
 // current checkpoint of every session bound to workTree, one trailer per session, without
 // a duplicate on amend.
 func (rn *Runner) PrepareCommitMsg(workTree, msgFile string) error {
-	st, err := LoadState(rn.home())
-	if err != nil {
+	ids, err := BoundTo(rn.home(), workTree)
+	if err != nil || len(ids) == 0 {
 		return err
-	}
-	ids := Bound(st, workTree)
-	if len(ids) == 0 {
-		return nil
 	}
 	b, err := os.ReadFile(msgFile)
 	if err != nil {
@@ -371,7 +348,7 @@ func (rn *Runner) Claude(event string, p ClaudePayload, tmpl, workTree string) (
 	default:
 		return res, fmt.Errorf("unknown Claude Code hook event %q (want PreCompact, Stop, SessionStart or SessionEnd)", event)
 	}
-	st, err := LoadState(rn.home())
+	st, err := LoadSessions(rn.home(), []string{string(id)})
 	if err != nil {
 		return res, err
 	}
@@ -388,7 +365,7 @@ func (rn *Runner) Claude(event string, p ClaudePayload, tmpl, workTree string) (
 // Reset closes a session's breaker (recovery is manual, seed 002) and leaves a receipt.
 func (rn *Runner) Reset(id string) (Breaker, error) {
 	var before Breaker
-	err := UpdateState(rn.home(), func(st *State) error {
+	err := UpdateSessions(rn.home(), []string{id}, func(st *State) error {
 		s := st.Session(id)
 		before = s.Breaker
 		s.Breaker.Reset()

@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -54,8 +56,10 @@ type SessionState struct {
 	Bound string `json:"bound,omitempty"`
 }
 
-// State is the trigger state of every session of a store, kept in one file so that a
-// tick reads one file, not one per session.
+// State is the trigger state of the sessions of a store. Each session's state is a file of
+// its own, state/sessions/<id>.json, so that a git hook reads the one or two sessions bound
+// to its repository (found through state/bound.json) instead of a thousand; a tick reads
+// them all, which is still one small file per session.
 type State struct {
 	Sessions map[string]*SessionState `json:"sessions"`
 }
@@ -70,46 +74,85 @@ func (st *State) Session(id string) *SessionState {
 	return s
 }
 
-// StatePath is the state file of the store at home.
-func StatePath(home string) string { return filepath.Join(stateDir(home), "sessions.json") }
+// SessionStatePath is the state file of one session.
+func SessionStatePath(home, id string) string {
+	return filepath.Join(stateDir(home), "sessions", id+".json")
+}
 
-// LoadState reads the state of the store at home; a store without one has empty state.
-// It takes no lock: the file is only ever replaced whole by a rename.
+// boundPath maps git work trees to the sessions bound to them.
+func boundPath(home string) string { return filepath.Join(stateDir(home), "bound.json") }
+
+// LoadState reads the state of every session of the store at home; a store without any
+// has empty state. It takes no lock: each file is only ever replaced whole by a rename.
 func LoadState(home string) (*State, error) {
-	st, _, err := loadState(home)
+	st, _, err := loadSessions(home, nil)
 	return st, err
 }
 
-func loadState(home string) (*State, []byte, error) {
-	path := StatePath(home)
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return &State{Sessions: map[string]*SessionState{}}, nil, nil
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
-	}
-	var st State
-	if err := json.Unmarshal(data, &st); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w: %v", path, ErrCorruptState, err)
-	}
-	if st.Sessions == nil {
-		st.Sessions = map[string]*SessionState{}
-	}
-	for id, s := range st.Sessions {
-		if s == nil {
-			st.Sessions[id] = &SessionState{}
+// LoadSessions reads the state of the given sessions only.
+func LoadSessions(home string, ids []string) (*State, error) {
+	st, _, err := loadSessions(home, ids)
+	if ids != nil && err == nil {
+		for _, id := range ids {
+			st.Session(id)
 		}
 	}
-	return &st, data, nil
+	return st, err
 }
 
-// UpdateState reads the state, lets fn change it and writes it back, all under the
-// store's state lock so that a hook and a tick never lose each other's changes. When fn
-// fails nothing is written; when it changes nothing, neither.
+// loadSessions reads the named sessions' files (all when ids is nil) and returns their raw
+// bytes too, so an update writes only what changed.
+func loadSessions(home string, ids []string) (*State, map[string][]byte, error) {
+	st := &State{Sessions: map[string]*SessionState{}}
+	raw := map[string][]byte{}
+	if ids == nil {
+		entries, err := os.ReadDir(filepath.Join(stateDir(home), "sessions"))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, err
+		}
+		for _, e := range entries {
+			if id, ok := strings.CutSuffix(e.Name(), ".json"); ok && !e.IsDir() && !strings.HasPrefix(id, ".") {
+				ids = append(ids, id)
+			}
+		}
+	}
+	for _, id := range ids {
+		path := SessionStatePath(home, id)
+		data, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", path, err)
+		}
+		var s SessionState
+		if err := json.Unmarshal(data, &s); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w: %v", path, ErrCorruptState, err)
+		}
+		st.Sessions[id] = &s
+		raw[id] = data
+	}
+	return st, raw, nil
+}
+
+// UpdateState reads every session's state, lets fn change it and writes back what changed,
+// under the store's state lock so that a hook and a tick never lose each other's changes.
+// When fn fails nothing is written; when it changes nothing, neither.
 func UpdateState(home string, fn func(*State) error) error {
+	return update(home, nil, fn)
+}
+
+// UpdateSessions is UpdateState for the named sessions only.
+func UpdateSessions(home string, ids []string, fn func(*State) error) error {
+	if ids == nil {
+		ids = []string{}
+	}
+	return update(home, ids, fn)
+}
+
+func update(home string, ids []string, fn func(*State) error) error {
 	dir := stateDir(home)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, "sessions"), 0o755); err != nil {
 		return fmt.Errorf("%s: %w", dir, err)
 	}
 	lockPath := filepath.Join(dir, "state.lock")
@@ -125,22 +168,94 @@ func UpdateState(home string, fn func(*State) error) error {
 	}
 	defer func() { _ = fl.Unlock() }()
 
-	st, old, err := loadState(home)
+	st, raw, err := loadSessions(home, ids)
 	if err != nil {
 		return err
+	}
+	oldBound := map[string]string{}
+	for id, s := range st.Sessions {
+		oldBound[id] = s.Bound
 	}
 	if err := fn(st); err != nil {
 		return err
 	}
-	data, err := json.MarshalIndent(st, "", "  ")
+	boundChanged := map[string]string{}
+	for id, s := range st.Sessions {
+		data, err := json.MarshalIndent(s, "", "  ")
+		if err != nil {
+			return fmt.Errorf("%s: %w", SessionStatePath(home, id), err)
+		}
+		data = append(data, '\n')
+		if bytes.Equal(data, raw[id]) {
+			continue
+		}
+		if err := writeFileAtomic(SessionStatePath(home, id), data, 0o644); err != nil {
+			return err
+		}
+		if s.Bound != oldBound[id] {
+			boundChanged[id] = s.Bound
+		}
+	}
+	if len(boundChanged) > 0 {
+		return updateBound(home, oldBound, boundChanged)
+	}
+	return nil
+}
+
+// boundKey is how a work tree is named in bound.json: its real path when it exists.
+func boundKey(dir string) string {
+	if p, err := filepath.EvalSymlinks(dir); err == nil {
+		return p
+	}
+	return filepath.Clean(dir)
+}
+
+// updateBound moves sessions between work trees in bound.json. The caller holds the lock.
+func updateBound(home string, old, changed map[string]string) error {
+	m := map[string][]string{}
+	if data, err := os.ReadFile(boundPath(home)); err == nil {
+		if err := json.Unmarshal(data, &m); err != nil {
+			return fmt.Errorf("%s: %w: %v", boundPath(home), ErrCorruptState, err)
+		}
+	}
+	for id, to := range changed {
+		if from := old[id]; from != "" {
+			k := boundKey(from)
+			m[k] = slices.DeleteFunc(m[k], func(x string) bool { return x == id })
+			if len(m[k]) == 0 {
+				delete(m, k)
+			}
+		}
+		if to != "" {
+			k := boundKey(to)
+			if !slices.Contains(m[k], id) {
+				m[k] = append(m[k], id)
+				slices.Sort(m[k])
+			}
+		}
+	}
+	data, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
-		return fmt.Errorf("%s: %w", StatePath(home), err)
+		return err
 	}
-	data = append(data, '\n')
-	if bytes.Equal(data, old) {
-		return nil
+	return writeFileAtomic(boundPath(home), append(data, '\n'), 0o644)
+}
+
+// BoundTo lists the sessions bound to a git work tree: one small file read, which is all a
+// git hook in a repository without sessions costs.
+func BoundTo(home, workTree string) ([]string, error) {
+	data, err := os.ReadFile(boundPath(home))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
 	}
-	return writeFileAtomic(StatePath(home), data, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string][]string{}
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("%s: %w: %v", boundPath(home), ErrCorruptState, err)
+	}
+	return m[boundKey(workTree)], nil
 }
 
 // TryTickLock takes the store's tick lock without waiting. ok is false when another tick

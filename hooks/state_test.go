@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -55,7 +56,10 @@ func TestStateRoundTrip(t *testing.T) {
 	if st.Sessions["beta"] == nil {
 		t.Errorf("beta lost")
 	}
-	data := string(readFile(t, StatePath(home)))
+	data := string(readFile(t, SessionStatePath(home, "alpha")))
+	if ids, err := BoundTo(home, "/src/proj"); err != nil || len(ids) != 1 || ids[0] != "alpha" {
+		t.Errorf("BoundTo = %v, %v; want [alpha]", ids, err)
+	}
 	for _, field := range []string{`"transcript_size": 4096`, `"sparse_since_full": 3`, `"last_error": "disk full"`} {
 		if !strings.Contains(data, field) {
 			t.Errorf("state file lacks %s:\n%s", field, data)
@@ -68,8 +72,9 @@ func TestUpdateStateWritesNothing(t *testing.T) {
 	if err := UpdateState(home, func(st *State) error { st.Session("a").Bound = "/x"; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	before := readFile(t, StatePath(home))
-	fi, _ := os.Stat(StatePath(home))
+	path := SessionStatePath(home, "a")
+	before := readFile(t, path)
+	fi, _ := os.Stat(path)
 	tests := []struct {
 		name    string
 		fn      func(*State) error
@@ -84,10 +89,10 @@ func TestUpdateStateWritesNothing(t *testing.T) {
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("err = %v", err)
 			}
-			if got := readFile(t, StatePath(home)); string(got) != string(before) {
+			if got := readFile(t, path); string(got) != string(before) {
 				t.Errorf("state changed to %s", got)
 			}
-			if fi2, _ := os.Stat(StatePath(home)); !os.SameFile(fi, fi2) {
+			if fi2, _ := os.Stat(path); !os.SameFile(fi, fi2) {
 				t.Errorf("state file replaced")
 			}
 		})
@@ -96,14 +101,15 @@ func TestUpdateStateWritesNothing(t *testing.T) {
 
 func TestCorruptStateIsAnError(t *testing.T) {
 	tests := []struct{ name, content string }{
-		{"truncated", `{"sessions": {"a": {"transcript_size": 1`},
-		{"wrong type", `{"sessions": []}`},
+		{"truncated", `{"transcript_size": 1`},
+		{"wrong type", `[]`},
 		{"garbage", "\x00\x01"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			home := t.TempDir()
-			path := StatePath(home)
+			path := SessionStatePath(home, "a")
+			os.MkdirAll(filepath.Dir(path), 0o755)
 			write(t, path, tc.content, 0o644)
 			_, err := LoadState(home)
 			if !errors.Is(err, ErrCorruptState) || !strings.Contains(err.Error(), path) {
@@ -384,5 +390,39 @@ func TestTryTickLockAcrossProcesses(t *testing.T) {
 	done()
 	if line != "ok true\n" {
 		t.Errorf("child after unlock said %q, want ok true", line)
+	}
+}
+
+func TestBoundMovesWithTheSession(t *testing.T) {
+	home := t.TempDir()
+	a, b := t.TempDir(), t.TempDir()
+	set := func(id, bound string) {
+		t.Helper()
+		if err := UpdateSessions(home, []string{id}, func(st *State) error { st.Session(id).Bound = bound; return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set("x", a)
+	set("y", a)
+	set("z", b)
+	if ids, _ := BoundTo(home, a); len(ids) != 2 || ids[0] != "x" || ids[1] != "y" {
+		t.Errorf("bound to a: %v", ids)
+	}
+	set("y", b)
+	if ids, _ := BoundTo(home, a); len(ids) != 1 || ids[0] != "x" {
+		t.Errorf("bound to a after the move: %v", ids)
+	}
+	if ids, _ := BoundTo(home, b); len(ids) != 2 {
+		t.Errorf("bound to b after the move: %v", ids)
+	}
+	if ids, err := BoundTo(home, t.TempDir()); err != nil || ids != nil {
+		t.Errorf("an unbound directory: %v, %v", ids, err)
+	}
+	// a symlink to a bound work tree is the same work tree
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(b, link); err == nil {
+		if ids, _ := BoundTo(home, link); len(ids) != 2 {
+			t.Errorf("bound to b through a symlink: %v", ids)
+		}
 	}
 }
