@@ -122,74 +122,156 @@ func (r *Repo) has(h Hash) bool {
 }
 
 // CopyHistory copies into dst every object of the history of head in src that dst lacks,
-// as loose objects, walking back from head until it reaches commits dst already has. It
-// returns the number of objects written.
+// walking back from head until it reaches commits dst already has, as one new pack in
+// which each version of a file is a delta against the version before it. It returns the
+// number of objects copied.
 func CopyHistory(src, dst *Repo, head Hash) (int, error) {
-	if head == ZeroHash || dst.has(head) {
-		return 0, nil
+	c := NewCopier(dst)
+	if err := c.Copy(src, head); err != nil {
+		c.Abort()
+		return 0, err
 	}
-	g := src.reader()
-	ow := newObjectWriter(dst.GitDir, dst.store.Opts.Fsync)
-	n := 0
+	return c.Finish()
+}
+
+// Copier copies histories from any number of repositories into one new pack of dst: a push
+// of a thousand sessions writes one pack into the transport, not a thousand.
+type Copier struct {
+	dst *Repo
+	pw  *packWriter
+	err error
+}
+
+// NewCopier starts a pack in dst.
+func NewCopier(dst *Repo) *Copier {
+	pw, err := newPackWriter(dst.GitDir)
+	return &Copier{dst: dst, pw: pw, err: err}
+}
+
+// Copy adds the history of head in src that dst lacks.
+func (cp *Copier) Copy(src *Repo, head Hash) error {
+	if cp.err != nil {
+		return cp.err
+	}
+	dst, pw, g := cp.dst, cp.pw, src.reader()
+	// Commits to copy, parents before children.
+	var order []*object.Commit
 	seen := map[Hash]bool{}
-	copyObj := func(h Hash) error {
-		if seen[h] {
-			return nil
+	var visit func(h Hash) error
+	visit = func(h Hash) error {
+		// Iterative along first parents, where history is long; recursive for merges.
+		var stack []*object.Commit
+		for h != ZeroHash && !seen[h] && !pw.has(h) && !dst.has(h) {
+			seen[h] = true
+			c, err := g.commit(h)
+			if err != nil {
+				return err
+			}
+			stack = append(stack, c)
+			for _, p := range c.ParentHashes[min(1, len(c.ParentHashes)):] {
+				if err := visit(p); err != nil {
+					return err
+				}
+			}
+			h = ZeroHash
+			if len(c.ParentHashes) > 0 {
+				h = c.ParentHashes[0]
+			}
 		}
-		seen[h] = true
-		if dst.has(h) {
-			return nil
+		for i := len(stack) - 1; i >= 0; i-- {
+			order = append(order, stack[i])
 		}
+		return nil
+	}
+	if err := visit(head); err != nil {
+		return err
+	}
+	read := func(h Hash) (plumbing.ObjectType, []byte, error) {
 		o, err := g.storage.EncodedObject(plumbing.AnyObject, h)
 		if err != nil {
-			return fmt.Errorf("copy object %s: %w", short(h), err)
+			return 0, nil, fmt.Errorf("copy object %s: %w", short(h), err)
 		}
 		rd, err := o.Reader()
 		if err != nil {
-			return err
+			return 0, nil, err
 		}
+		defer rd.Close()
 		data, err := io.ReadAll(rd)
-		rd.Close()
-		if err != nil {
-			return err
-		}
-		if _, err := ow.write(o.Type(), data); err != nil {
-			return err
-		}
-		n++
-		return nil
+		return o.Type(), data, err
 	}
-	stack := []Hash{head}
-	for len(stack) > 0 {
-		h := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if seen[h] || dst.has(h) {
-			continue
-		}
-		c, err := g.commit(h)
-		if err != nil {
-			return n, err
-		}
+	type version struct {
+		hash Hash
+		data []byte
+	}
+	last := map[string]version{} // the previous version of each file in this pack
+	for _, c := range order {
 		t, err := object.GetTree(g.storage, c.TreeHash)
 		if err != nil {
-			return n, fmt.Errorf("read tree %s: %w", short(c.TreeHash), err)
+			return fmt.Errorf("read tree %s: %w", short(c.TreeHash), err)
 		}
 		for _, e := range t.Entries {
-			if err := copyObj(e.Hash); err != nil {
-				return n, err
+			if pw.has(e.Hash) || dst.has(e.Hash) {
+				continue
+			}
+			typ, data, err := read(e.Hash)
+			if err != nil {
+				return err
+			}
+			prev := last[e.Name]
+			if err := pw.add(e.Hash, typ, data, prev.hash, prev.data); err != nil {
+				return err
+			}
+			last[e.Name] = version{e.Hash, data}
+		}
+		for _, h := range []Hash{c.TreeHash, c.Hash} {
+			if pw.has(h) || dst.has(h) {
+				continue
+			}
+			typ, data, err := read(h)
+			if err != nil {
+				return err
+			}
+			if err := pw.add(h, typ, data, ZeroHash, nil); err != nil {
+				return err
 			}
 		}
-		if err := copyObj(c.TreeHash); err != nil {
-			return n, err
-		}
-		if err := copyObj(h); err != nil {
-			return n, err
-		}
-		stack = append(stack, c.ParentHashes...)
 	}
-	dst.Reset()
-	return n, ow.flush()
+	return nil
 }
+
+// Finish writes the pack and its index (nothing when no object was copied) and returns the
+// number of objects copied.
+func (cp *Copier) Finish() (int, error) {
+	if cp.err != nil {
+		return 0, cp.err
+	}
+	n := len(cp.pw.entries)
+	if _, err := cp.pw.finish(cp.dst.store.Opts.Fsync); err != nil {
+		return 0, fmt.Errorf("write pack in %s: %w", cp.dst.GitDir, err)
+	}
+	cp.dst.Reset()
+	return n, nil
+}
+
+// Abort drops the pack being written.
+func (cp *Copier) Abort() {
+	if cp.pw != nil {
+		cp.pw.tmp.Close()
+		os.Remove(cp.pw.tmp.Name())
+	}
+}
+
+// FileHashes returns the blob ids of a commit's files, without reading them.
+func (r *Repo) FileHashes(h Hash) (map[string]Hash, error) {
+	t, err := r.reader().commitTree(h)
+	if err != nil {
+		return nil, err
+	}
+	return r.reader().treeFiles(t)
+}
+
+// Blob reads one blob.
+func (r *Repo) Blob(h Hash) ([]byte, error) { return r.reader().blob(h) }
 
 // SetRef points name at h in the repository (ZeroHash deletes it), whatever it held.
 func (r *Repo) SetRef(name string, h Hash) error {

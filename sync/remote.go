@@ -81,6 +81,7 @@ func (s *Service) Push(o RemoteOptions) (*PushReport, error) {
 		old, to repo.Hash
 	}
 	var moves []move
+	copier := repo.NewCopier(t)
 	for i, r := range repos {
 		if o.Progress != nil {
 			o.Progress(i+1, len(repos), r.ID)
@@ -89,22 +90,26 @@ func (s *Service) Push(o RemoteOptions) (*PushReport, error) {
 		tracking := trackingRef(o.Remote, ref)
 		head, err := r.Head()
 		if err != nil {
+			copier.Abort()
 			return nil, err
 		}
 		remoteHas, err := t.Ref(tracking)
 		if err != nil {
+			copier.Abort()
 			return nil, err
 		}
 		if head == repo.ZeroHash || head == remoteHas {
 			rep.UpToDate++
 			continue
 		}
-		if _, err := repo.CopyHistory(r, t, head); err != nil {
+		if err := copier.Copy(r, head); err != nil {
+			copier.Abort()
 			return nil, fmt.Errorf("%s: %w", r.ID, err)
 		}
 		if !o.AllowSecrets {
-			found, err := s.scanOutgoing(t, r.ID, head, remoteHas)
+			found, err := s.scanOutgoing(r, head, remoteHas)
 			if err != nil {
+				copier.Abort()
 				return nil, err
 			}
 			rep.Secrets = append(rep.Secrets, found...)
@@ -117,6 +122,11 @@ func (s *Service) Push(o RemoteOptions) (*PushReport, error) {
 		}
 		specs = append(specs, spec)
 		rep.Pushed = append(rep.Pushed, r.ID)
+	}
+	if len(rep.Secrets) > 0 {
+		copier.Abort()
+	} else if _, err := copier.Finish(); err != nil {
+		return nil, err
 	}
 	if len(rep.Secrets) > 0 {
 		return rep, fmt.Errorf("%w: %d finding(s); nothing pushed\nhint: remove them and commit, allow them in config.toml [secrets] allow, or push with --allow-secrets", ErrSecrets, len(rep.Secrets))
@@ -137,7 +147,6 @@ func (s *Service) Push(o RemoteOptions) (*PushReport, error) {
 			return nil, err
 		}
 	}
-	t.MaybePack()
 	return rep, nil
 }
 
@@ -186,32 +195,99 @@ func (s *Service) travellers(ids []string, withKnowledge bool) ([]*repo.Repo, er
 	return out, nil
 }
 
-// scanOutgoing scans every file version introduced by the commits between have (what the
-// remote holds) and head.
-func (s *Service) scanOutgoing(t *repo.Repo, session string, head, have repo.Hash) ([]SecretFinding, error) {
+// scanOutgoing scans what the commits between have (what the remote holds) and head add:
+// the lines each commit introduced in each file it changed, so a push of thousands of
+// versions scans each new line once instead of every version whole.
+func (s *Service) scanOutgoing(r *repo.Repo, head, have repo.Hash) ([]SecretFinding, error) {
 	var out []SecretFinding
-	seen := map[string]bool{}
-	err := t.Log(head, func(ci repo.CommitInfo) bool {
+	var failed error
+	scanned := map[repo.Hash]bool{}
+	err := r.Log(head, func(ci repo.CommitInfo) bool {
 		if ci.Hash == have {
 			return false
 		}
-		files, err := t.Files(ci.Hash)
+		files, err := r.FileHashes(ci.Hash)
 		if err != nil {
+			failed = err
 			return false
 		}
-		for name, data := range files {
-			key := name + "\x00" + string(data)
-			if seen[key] {
+		var parent map[string]repo.Hash
+		if len(ci.Parents) > 0 {
+			if parent, err = r.FileHashes(ci.Parents[0]); err != nil {
+				failed = err
+				return false
+			}
+		}
+		for name, h := range files {
+			if parent[name] == h || scanned[h] {
 				continue
 			}
-			seen[key] = true
-			for _, sec := range sections.ScanSecrets(data, 0, s.Config.Secrets.Allow) {
-				out = append(out, SecretFinding{Session: session, Commit: ci.Hash.String()[:12], File: name, Section: sec.Section, Line: sec.Line, Rule: sec.Rule, Secret: sec.Redacted})
+			scanned[h] = true
+			data, err := r.Blob(h)
+			if err != nil {
+				failed = err
+				return false
+			}
+			var old []byte
+			if ph, ok := parent[name]; ok {
+				if old, err = r.Blob(ph); err != nil {
+					failed = err
+					return false
+				}
+			}
+			for _, sec := range scanAddedLines(old, data, s.Config.Secrets.Allow) {
+				out = append(out, SecretFinding{Session: r.ID, Commit: ci.Hash.String()[:12], File: name, Section: sec.Section, Line: sec.Line, Rule: sec.Rule, Secret: sec.Redacted})
 			}
 		}
 		return true
 	})
+	if failed != nil {
+		return nil, failed
+	}
 	return out, err
+}
+
+// scanAddedLines runs the secret scan over the lines of data that old lacks, reporting
+// their line numbers and sections in data.
+func scanAddedLines(old, data []byte, allow []string) []sections.Secret {
+	have := map[string]int{}
+	for _, l := range bytes.SplitAfter(old, []byte("\n")) {
+		have[string(l)]++
+	}
+	var added bytes.Buffer
+	var lineOf []int // line in data of each line of added
+	for i, l := range bytes.SplitAfter(data, []byte("\n")) {
+		if len(l) == 0 {
+			continue
+		}
+		if have[string(l)] > 0 {
+			have[string(l)]--
+			continue
+		}
+		added.Write(l)
+		if l[len(l)-1] != '\n' {
+			added.WriteByte('\n')
+		}
+		lineOf = append(lineOf, i+1)
+	}
+	if added.Len() == 0 {
+		return nil
+	}
+	found := sections.ScanSecrets(added.Bytes(), 0, allow)
+	if len(found) == 0 {
+		return nil
+	}
+	doc := sections.Parse(data, sections.Options{})
+	for i := range found {
+		line := lineOf[found[i].Line-1]
+		found[i].Line, found[i].Section = line, ""
+		for _, sec := range doc.Sections {
+			if sec.Line <= line {
+				found[i].Section = sec.ID
+			}
+		}
+	}
+	return found
 }
 
 // PullReport says what a pull did to each repository.

@@ -22,7 +22,7 @@ import (
 // bigStore makes n sessions of commits commits each (an 8 KB-ish six checkpoint with a
 // small change per commit), records them in the trigger state with a baseline, and binds
 // the first `bound` of them to workTree (the others to another directory).
-func bigStore(b *testing.B, s *store, n, commits, bound int, workTree string) {
+func bigStore(b testing.TB, s *store, n, commits, bound int, workTree string) {
 	b.Helper()
 	opts := repo.DefaultOptions()
 	opts.Fsync = false
