@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -77,5 +78,53 @@ func BenchmarkMergeFull200KB1000Notes(b *testing.B) {
 		files := map[string][]byte{NotesFile: notes}
 		mergeFull(tt, ed, nil, files, nil, nil, nil, tt.Spec.Budgets, "bench", &Report{})
 		_ = doc.Render()
+	}
+}
+
+// BenchmarkSparseSync50MBTranscript is the issue's sparse target: a session following a 50 MB
+// transcript that grew by 100 KB since the last sync. Sparse reads only the new bytes.
+func BenchmarkSparseSync50MBTranscript(b *testing.B) {
+	ts := newTestService(b, nil)
+	r := ts.session(b, "sparse", "six", corpusFile(b, "six/checkpoint.md"), nil)
+	path := b.TempDir() + "/transcript.jsonl"
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	line := func(i int, at time.Time) string {
+		return fmt.Sprintf(`{"type":"assistant","timestamp":%q,"message":{"role":"assistant","content":[{"type":"text","text":"step %d: %s"}]}}`+"\n",
+			at.Format(time.RFC3339), i, strings.Repeat("reading files and running tests ", 8))
+	}
+	at := ts.clock.Add(-24 * time.Hour)
+	written := 0
+	for i := 0; written < 50<<20; i++ {
+		n, _ := f.WriteString(line(i, at))
+		written += n
+	}
+	f.Close()
+	if _, err := ts.Sync(r, Options{Mode: Sparse, Transcript: path}); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		b.StopTimer()
+		ts.clock = ts.clock.Add(time.Minute)
+		f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+		for grown := 0; grown < 100<<10; {
+			n, _ := f.WriteString(line(i, ts.clock.Add(-time.Second)))
+			grown += n
+		}
+		f.Close()
+		b.StartTimer()
+		rep, err := ts.Sync(r, Options{Mode: Sparse})
+		if err != nil || rep.Delta.Entries == 0 {
+			b.Fatalf("sparse sync: %v, %+v", err, rep)
+		}
+	}
+	b.StopTimer()
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		b.ReportMetric(float64(ru.Maxrss)/1024, "peak-rss-MB")
 	}
 }
