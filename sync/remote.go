@@ -47,7 +47,7 @@ type SecretFinding struct {
 // PushReport says what a push sent.
 type PushReport struct {
 	Remote   string          `json:"remote"`
-	Pushed   []string        `json:"pushed"`    // sessions (and "knowledge") whose refs moved
+	Pushed   []string        `json:"pushed"`     // sessions (and "knowledge") whose refs moved
 	UpToDate int             `json:"up_to_date"` // repositories the remote already had
 	Secrets  []SecretFinding `json:"secrets,omitempty"`
 }

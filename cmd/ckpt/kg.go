@@ -41,9 +41,9 @@ promoted again. Every change is a commit: ckpt kg log.`,
 				Action: func(c *cli.Context) error { return runKGReview(c, env, ckptsync.StatePending) },
 			},
 			{
-				Name:  "log",
-				Usage: "history of the knowledge repository",
-				Flags: []cli.Flag{&cli.IntFlag{Name: "n", Usage: "at most `N` commits"}, jsonFlag()},
+				Name:   "log",
+				Usage:  "history of the knowledge repository",
+				Flags:  []cli.Flag{&cli.IntFlag{Name: "n", Usage: "at most `N` commits"}, jsonFlag()},
 				Action: func(c *cli.Context) error { return runKGLog(c, env) },
 			},
 			{

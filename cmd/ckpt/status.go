@@ -112,7 +112,7 @@ func runStatus(c *cli.Context, env *Env) error {
 	for _, s := range out.Sessions {
 		age := "never"
 		if s.LastCheckpoint != "" {
-			age = time.Duration(s.AgeSeconds * int64(time.Second)).String() + " ago"
+			age = time.Duration(s.AgeSeconds*int64(time.Second)).String() + " ago"
 		}
 		notes := "no pending notes"
 		if s.PendingNotes {
