@@ -261,6 +261,9 @@ func (s *Service) Sync(r *repo.Repo, o Options) (*Report, error) {
 		if err := sp.Apply(); err != nil {
 			return nil, kp.rollback(err)
 		}
+		if err := res.finishMerge(r); err != nil {
+			rep.Warnings = append(rep.Warnings, "could not clear the finished merge: "+err.Error())
+		}
 		r.MaybePack()
 		rep.Changed = true
 	}

@@ -78,22 +78,7 @@ func (s *Service) CommitDisk(r *repo.Repo, o CommitOptions) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	// A pending merge (a pull left conflicts): this commit finishes it, with both parents.
-	mh, err := r.MergeHead()
-	if err != nil {
-		return Result{}, err
-	}
-	if mh != repo.ZeroHash {
-		o.Parents, o.Trigger = []repo.Hash{head, mh}, "merge"
-		if o.Message == "" {
-			o.Message = "merge " + repo.ShortHash(mh) + " (conflicts resolved)"
-		}
-	}
-	res, err := s.commitFiles(r, head, old, disk, o)
-	if err == nil && mh != repo.ZeroHash && res.Changed {
-		err = r.SetMergeHead(repo.ZeroHash, "")
-	}
-	return res, err
+	return s.commitFiles(r, head, old, disk, o)
 }
 
 // Restore makes a new commit whose files are those of rev, or, with a section, whose
@@ -179,6 +164,9 @@ func (s *Service) commitFiles(r *repo.Repo, head repo.Hash, old, next map[string
 		if err := p.Apply(); err != nil {
 			return res.Result, err
 		}
+		if err := res.finishMerge(r); err != nil {
+			return res.Result, err
+		}
 		r.MaybePack()
 	}
 	res.Commit, res.Changed = p.Commit(), p.Changed()
@@ -193,6 +181,16 @@ type prepared struct {
 	Result
 	Changes []sections.Change
 	next    map[string][]byte
+	// mergeHead is the pending merge this commit finishes, cleared once it is applied.
+	mergeHead repo.Hash
+}
+
+// finishMerge clears the pending merge a just-applied commit finished.
+func (p prepared) finishMerge(r *repo.Repo) error {
+	if p.mergeHead == repo.ZeroHash {
+		return nil
+	}
+	return r.SetMergeHead(repo.ZeroHash, "")
 }
 
 // prepareCommit does everything commitFiles does short of moving main: it returns the
@@ -200,6 +198,20 @@ type prepared struct {
 // knowledge commit. A dry run writes no objects and returns a nil Prepared.
 func (s *Service) prepareCommit(r *repo.Repo, head repo.Hash, old, next map[string][]byte, o CommitOptions, dry bool) (*repo.Prepared, prepared, error) {
 	res := prepared{next: next}
+	// A pending merge (a pull left conflicts): whatever commits next finishes it, with both
+	// parents, whether it is ckpt commit, a write or a hook's sync.
+	if o.Parents == nil {
+		mh, err := r.MergeHead()
+		if err != nil {
+			return nil, res, err
+		}
+		if mh != repo.ZeroHash {
+			o.Parents, o.Trigger, res.mergeHead = []repo.Hash{head, mh}, "merge", mh
+			if o.Message == "" {
+				o.Message = "merge " + repo.ShortHash(mh) + " (conflicts resolved)"
+			}
+		}
+	}
 	if _, had := old[CheckpointFile]; had {
 		if _, has := next[CheckpointFile]; !has {
 			return nil, res, fmt.Errorf("%s: missing from the work tree; nothing committed\nhint: bring it back with ckpt restore --rev HEAD", r.WorkPath(CheckpointFile))
