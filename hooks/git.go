@@ -70,9 +70,16 @@ func GitHookScript(hook string) string {
 ` + gitHookMarker + `: ` + hook + `
 # Installed by "ckpt hooks install --git"; "ckpt hooks uninstall --git" removes it and puts
 # back the hook that was here before (kept as ` + hook + origSuffix + `, which runs first).
-orig="$(dirname -- "$0")/` + hook + origSuffix + `"
+case $0 in */*) dir=${0%/*} ;; *) dir=. ;; esac
+orig="$dir/` + hook + origSuffix + `"
 if [ -x "$orig" ]; then
 	"$orig" "$@" || exit $?
+fi
+# The store lists the work trees that have sessions in state/bound.txt: when this one is
+# not there, there is nothing to do, and starting ckpt would only cost time.
+bound="${CKPT_HOME:-$PWD/.ckpt}/state/bound.txt"
+if [ -f "$bound" ] && ! grep -qxF -- "$(pwd -P)" "$bound"; then
+	exit 0
 fi
 if ! command -v ckpt >/dev/null 2>&1; then
 	echo "ckpt: ` + hook + ` hook: ckpt is not on PATH, no checkpoint taken" >&2

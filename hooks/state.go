@@ -238,8 +238,32 @@ func updateBound(home string, old, changed map[string]string) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(boundPath(home), append(data, '\n'), 0o644)
+	if err := writeFileAtomic(boundPath(home), append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	// The same list as plain lines, for the git hook scripts to grep before starting ckpt.
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		if strings.ContainsAny(k, "\n\r") {
+			// A line-based list cannot name this work tree: without the list, the hooks
+			// always start ckpt, which is slower but never skips a session.
+			if err := os.Remove(boundTextPath(home)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+			return nil
+		}
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var txt bytes.Buffer
+	for _, k := range keys {
+		txt.WriteString(k + "\n")
+	}
+	return writeFileAtomic(boundTextPath(home), txt.Bytes(), 0o644)
 }
+
+// boundTextPath lists the bound work trees one per line (see GitHookScript).
+func boundTextPath(home string) string { return filepath.Join(stateDir(home), "bound.txt") }
 
 // BoundTo lists the sessions bound to a git work tree: one small file read, which is all a
 // git hook in a repository without sessions costs.
