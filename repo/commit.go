@@ -116,6 +116,9 @@ func (r *Repo) Prepare(req CommitRequest) (*Prepared, error) {
 	}
 	ow := newObjectWriter(r.GitDir, st.Opts.Fsync)
 	for _, e := range entries {
+		if p.oldTree[e.name] == e.hash {
+			continue // unchanged: HEAD's blob, maybe packed, is this one
+		}
 		if _, err := ow.write(plumbing.BlobObject, req.Files[e.name]); err != nil {
 			return nil, err
 		}

@@ -142,9 +142,16 @@ func (r *Repo) mergePacks(old []string) error {
 	if err != nil {
 		return err
 	}
+	// An object can be in two packs (a restore writes an old version again, loose, and
+	// a later pack takes it): each goes into the merged pack once, or git would find the
+	// pack claiming more objects than its index.
 	var all []Hash
+	seen := map[Hash]bool{}
 	err = iter.ForEach(func(o plumbing.EncodedObject) error {
-		all = append(all, o.Hash())
+		if h := o.Hash(); !seen[h] {
+			seen[h] = true
+			all = append(all, h)
+		}
 		return nil
 	})
 	if err != nil {
