@@ -59,6 +59,7 @@ type Prepared struct {
 	r       *Repo
 	head    Hash
 	commit  Hash
+	tree    Hash
 	files   map[string][]byte
 	entries []treeEntry
 	oldTree map[string]Hash
@@ -101,18 +102,16 @@ func (r *Repo) Prepare(req CommitRequest) (*Prepared, error) {
 	}
 	treeData := encodeTree(entries)
 	treeHash := objectHash(plumbing.TreeObject, treeData)
-	p := &Prepared{r: r, head: head, commit: head, files: req.Files, entries: entries}
+	p := &Prepared{r: r, head: head, commit: head, files: req.Files, entries: entries, tree: treeHash}
 	if head != ZeroHash {
-		ht, err := r.reader().commitTree(head)
+		ht, files, err := r.headTree(head)
 		if err != nil {
 			return nil, err
 		}
 		if ht == treeHash && !req.Force && len(parents) == 1 && parents[0] == head {
 			return p, nil
 		}
-		if p.oldTree, err = r.reader().treeFiles(ht); err != nil {
-			return nil, err
-		}
+		p.oldTree = files
 	}
 	ow := newObjectWriter(r.GitDir, st.Opts.Fsync)
 	for _, e := range entries {
@@ -162,9 +161,34 @@ func (p *Prepared) Apply() error {
 		return err
 	}
 	p.restore, p.applied = restore, true
+	files := make(map[string]Hash, len(p.entries))
+	for _, e := range p.entries {
+		files[e.name] = e.hash
+	}
+	r.known = knownHead{commit: p.commit, tree: p.tree, files: files}
 	// The commit is durable from here on; the index is bookkeeping a later commit redoes.
 	_ = st.writeIndex(r.GitDir, r.WorkDir, p.entries)
 	return nil
+}
+
+// knownHead remembers the tree of the commit this process last made, so the next commit
+// need not read it back through go-git.
+type knownHead struct {
+	commit, tree Hash
+	files        map[string]Hash
+}
+
+// headTree returns HEAD's tree and its files.
+func (r *Repo) headTree(head Hash) (Hash, map[string]Hash, error) {
+	if r.known.commit == head && head != ZeroHash {
+		return r.known.tree, r.known.files, nil
+	}
+	ht, err := r.reader().commitTree(head)
+	if err != nil {
+		return ZeroHash, nil, err
+	}
+	files, err := r.reader().treeFiles(ht)
+	return ht, files, err
 }
 
 // Undo takes an applied commit back: main returns to the previous HEAD (only if it still

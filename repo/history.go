@@ -1,11 +1,17 @@
 package repo
 
 import (
+	"bufio"
+	"compress/zlib"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-git/go-billy/v5/osfs"
@@ -18,6 +24,7 @@ import (
 
 // gitReader reads objects through go-git's storage.
 type gitReader struct {
+	gitDir  string
 	storage *filesystem.Storage
 	repo    *git.Repository
 }
@@ -26,7 +33,7 @@ func (r *Repo) reader() *gitReader {
 	if r.git == nil {
 		s := filesystem.NewStorage(osfs.New(r.GitDir), cache.NewObjectLRU(4<<20))
 		repo, _ := git.Open(s, nil) // only fails without a HEAD, which Init writes first
-		r.git = &gitReader{storage: s, repo: repo}
+		r.git = &gitReader{gitDir: r.GitDir, storage: s, repo: repo}
 	}
 	return r.git
 }
@@ -68,6 +75,9 @@ func (g *gitReader) treeFiles(h Hash) (map[string]Hash, error) {
 }
 
 func (g *gitReader) blob(h Hash) ([]byte, error) {
+	if b, ok := g.looseBlob(h); ok {
+		return b, nil
+	}
 	b, err := object.GetBlob(g.storage, h)
 	if err != nil {
 		return nil, fmt.Errorf("read blob %s: %w", short(h), err)
@@ -78,6 +88,37 @@ func (g *gitReader) blob(h Hash) ([]byte, error) {
 	}
 	defer rd.Close()
 	return io.ReadAll(rd)
+}
+
+// looseBlob reads a loose blob straight into a buffer of its declared size: go-git would
+// copy it into an object, hash it again and cache it, which for a 1 MB checkpoint read once
+// is most of the cost. ok is false when the object is not loose (or not a blob).
+func (g *gitReader) looseBlob(h Hash) ([]byte, bool) {
+	s := h.String()
+	f, err := os.Open(filepath.Join(g.gitDir, "objects", s[:2], s[2:]))
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	zr, err := zlib.NewReader(bufio.NewReader(f))
+	if err != nil {
+		return nil, false
+	}
+	defer zr.Close()
+	br := bufio.NewReaderSize(zr, 64)
+	head, err := br.ReadString(0)
+	if err != nil {
+		return nil, false
+	}
+	size, err := strconv.Atoi(strings.TrimPrefix(strings.TrimSuffix(head, "\x00"), "blob "))
+	if err != nil || !strings.HasPrefix(head, "blob ") || size < 0 {
+		return nil, false
+	}
+	data := make([]byte, size)
+	if _, err := io.ReadFull(br, data); err != nil {
+		return nil, false
+	}
+	return data, true
 }
 
 // CommitInfo is one commit as ckpt shows it.
@@ -104,7 +145,7 @@ func (c CommitInfo) Trailer(key string) string {
 	return ""
 }
 
-var trailerLine = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9-]*): (.*)$`)
+var trailerLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([A-Za-z][A-Za-z0-9-]*): (.*)$`) })
 
 // ParseTrailers returns the trailers of a commit message: the lines of its last paragraph,
 // when every line there is `Key: value`.
@@ -116,7 +157,7 @@ func ParseTrailers(msg string) []Trailer {
 	}
 	var out []Trailer
 	for _, l := range strings.Split(msg[i+2:], "\n") {
-		m := trailerLine.FindStringSubmatch(l)
+		m := trailerLine().FindStringSubmatch(l)
 		if m == nil {
 			return nil
 		}
@@ -168,8 +209,8 @@ func (r *Repo) Log(start Hash, fn func(CommitInfo) bool) error {
 }
 
 var (
-	rejectedRev = regexp.MustCompile(`^(?:refs/ckpt/)?rejected/(\d+)$`)
-	hexRev      = regexp.MustCompile(`^[0-9a-fA-F]{4,40}$`)
+	rejectedRev = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:refs/ckpt/)?rejected/(\d+)$`) })
+	hexRev      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-fA-F]{4,40}$`) })
 )
 
 // Resolve turns a revision into a commit: a full or abbreviated hash, HEAD, HEAD~N, HEAD^,
@@ -182,7 +223,7 @@ func (r *Repo) Resolve(rev string) (Hash, error) {
 		}
 		return h, err
 	}
-	if m := rejectedRev.FindStringSubmatch(rev); m != nil {
+	if m := rejectedRev().FindStringSubmatch(rev); m != nil {
 		h, err := readRef(r.GitDir, RejectedPrefix+m[1])
 		if err == nil && h == ZeroHash {
 			err = fmt.Errorf("%s: %w", rev, ErrBadRevision)
@@ -192,7 +233,7 @@ func (r *Repo) Resolve(rev string) (Hash, error) {
 	if strings.HasPrefix(rev, "-") || strings.ContainsAny(rev, " :\\") {
 		return ZeroHash, fmt.Errorf("%q: %w", rev, ErrBadRevision)
 	}
-	if hexRev.MatchString(rev) && len(rev) == 40 {
+	if hexRev().MatchString(rev) && len(rev) == 40 {
 		h := plumbing.NewHash(rev)
 		if _, err := r.reader().commit(h); err != nil {
 			return ZeroHash, err
@@ -212,14 +253,12 @@ func (r *Repo) Resolve(rev string) (Hash, error) {
 // Files returns every file of a commit's tree.
 func (r *Repo) Files(h Hash) (map[string][]byte, error) {
 	g := r.reader()
-	t, err := g.commitTree(h)
+	t, ents, err := r.headTree(h)
 	if err != nil {
 		return nil, err
 	}
-	ents, err := g.treeFiles(t)
-	if err != nil {
-		return nil, err
-	}
+	// Usually h is HEAD, read just before a commit: remember its tree for Prepare.
+	r.known = knownHead{commit: h, tree: t, files: ents}
 	out := make(map[string][]byte, len(ents))
 	for name, bh := range ents {
 		b, err := g.blob(bh)

@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -44,6 +46,13 @@ func (w *objectWriter) path(h Hash) string {
 	return filepath.Join(w.gitDir, "objects", s[:2], s[2:])
 }
 
+// zlibWriters are reused: a zlib writer allocates about a megabyte of compressor state,
+// which dominated the cost of a commit when each object made a new one.
+var zlibWriters = sync.Pool{New: func() any {
+	zw, _ := zlib.NewWriterLevel(nil, zlib.BestSpeed) // git's core.looseCompression default
+	return zw
+}}
+
 // write stores one object and returns its hash.
 func (w *objectWriter) write(typ plumbing.ObjectType, content []byte) (Hash, error) {
 	h := objectHash(typ, content)
@@ -51,39 +60,51 @@ func (w *objectWriter) write(typ plumbing.ObjectType, content []byte) (Hash, err
 	if _, err := os.Stat(p); err == nil {
 		return h, nil
 	}
-	dir := filepath.Dir(p)
-	if err := os.Mkdir(dir, 0o755); err == nil {
-		w.newDirs[dir] = true
-	} else if !errors.Is(err, fs.ErrExist) {
-		return h, fmt.Errorf("write object: %w", err)
-	}
 	var buf bytes.Buffer
-	zw, _ := zlib.NewWriterLevel(&buf, zlib.BestSpeed) // git's core.looseCompression default
+	buf.Grow(len(content)/2 + 64)
+	zw := zlibWriters.Get().(*zlib.Writer)
+	zw.Reset(&buf)
 	zw.Write([]byte(typ.String() + " " + strconv.Itoa(len(content)) + "\x00"))
 	zw.Write(content)
-	if err := zw.Close(); err != nil {
+	err := zw.Close()
+	zlibWriters.Put(zw)
+	if err != nil {
 		return h, err
 	}
-	tmp, err := os.CreateTemp(dir, "tmp_obj_")
+	// Created read-only, as git does, under a name of our own; the fan-out directory is
+	// made only when the create finds it missing.
+	dir := filepath.Dir(p)
+	tmpName := filepath.Join(dir, "tmp_obj_"+strconv.FormatUint(rand.Uint64(), 36))
+	f, err := os.OpenFile(tmpName, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return h, fmt.Errorf("write object: %w", err)
+		}
+		w.newDirs[dir] = true
+		f, err = os.OpenFile(tmpName, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
+	}
 	if err != nil {
 		return h, fmt.Errorf("write object: %w", err)
 	}
-	defer os.Remove(tmp.Name()) // no-op after the rename
-	if _, err := tmp.Write(buf.Bytes()); err != nil {
-		tmp.Close()
+	fail := func(err error) (Hash, error) {
+		f.Close()
+		os.Remove(tmpName)
 		return h, fmt.Errorf("write object: %w", err)
+	}
+	if _, err := f.Write(buf.Bytes()); err != nil {
+		return fail(err)
 	}
 	if w.sync {
-		if err := tmp.Sync(); err != nil {
-			tmp.Close()
-			return h, fmt.Errorf("write object: %w", err)
+		if err := f.Sync(); err != nil {
+			return fail(err)
 		}
 	}
-	if err := tmp.Close(); err != nil {
+	if err := f.Close(); err != nil {
+		os.Remove(tmpName)
 		return h, fmt.Errorf("write object: %w", err)
 	}
-	_ = os.Chmod(tmp.Name(), 0o444)
-	if err := os.Rename(tmp.Name(), p); err != nil {
+	if err := os.Rename(tmpName, p); err != nil {
+		os.Remove(tmpName)
 		return h, fmt.Errorf("write object: %w", err)
 	}
 	w.dirs[dir] = true

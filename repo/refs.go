@@ -111,10 +111,13 @@ func (st *Store) appendReflog(gitDir string, u refUpdate, who Signature) {
 	}
 	for _, n := range names {
 		p := filepath.Join(gitDir, "logs", filepath.FromSlash(n))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return
-		}
 		f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if errors.Is(err, fs.ErrNotExist) {
+			if os.MkdirAll(filepath.Dir(p), 0o755) != nil {
+				return
+			}
+			f, err = os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		}
 		if err != nil {
 			return
 		}

@@ -13,6 +13,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"regexp"
+	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -41,11 +42,11 @@ var ZeroHash = plumbing.ZeroHash
 // SessionID is a validated session id.
 type SessionID string
 
-var sessionIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+var sessionIDPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`) })
 
 // ParseSessionID validates s: [A-Za-z0-9][A-Za-z0-9._-]{0,127}.
 func ParseSessionID(s string) (SessionID, error) {
-	if !sessionIDPattern.MatchString(s) {
+	if !sessionIDPattern().MatchString(s) {
 		shown := s
 		if len(shown) > 40 {
 			shown = shown[:40] + "…"
@@ -135,11 +136,13 @@ func (st *Store) KnowledgeDir() string { return filepath.Join(st.Home, "knowledg
 // trackedName says which work-tree files a session versions: checkpoint.md, notes.md and
 // spill files checkpoint-<topic>.md. The knowledge repository versions MEMORY.md and
 // knowledge-graph.md.
-var trackedName = regexp.MustCompile(`^(checkpoint\.md|notes\.md|checkpoint-[A-Za-z0-9][A-Za-z0-9._-]*\.md|MEMORY\.md|knowledge-graph\.md)$`)
+var trackedName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(checkpoint\.md|notes\.md|checkpoint-[A-Za-z0-9][A-Za-z0-9._-]*\.md|MEMORY\.md|knowledge-graph\.md)$`)
+})
 
 // ValidFileName reports whether name is a file a session or knowledge repository versions.
 func ValidFileName(name string) error {
-	if !trackedName.MatchString(name) {
+	if !trackedName().MatchString(name) {
 		return fmt.Errorf("%w: %q (want checkpoint.md, notes.md, checkpoint-<topic>.md, MEMORY.md or knowledge-graph.md)", ErrInvalidName, name)
 	}
 	return nil

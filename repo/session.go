@@ -33,6 +33,7 @@ type Repo struct {
 	store *Store
 	cfg   *gitconfig.Config
 	git   *gitReader
+	known knownHead
 }
 
 // Config returns a ckpt.<key> value from the repository's git config.

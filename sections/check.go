@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Severity of a check finding.
@@ -55,11 +56,15 @@ func HasErrors(fs []Finding) bool {
 }
 
 var (
-	openItem   = regexp.MustCompile(`^\s*[-*+] \[ \]`)
-	quoteLine  = regexp.MustCompile(`^ {0,3}>`)
-	taskLine   = regexp.MustCompile(`^\s*[-*+] (?:\[[ xX]\] )?(?:🔵|🔄|🟡|✅|❌) (\S+)`)
-	timeValue  = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$`)
-	deltaValue = regexp.MustCompile(`^(\S+) → (\S+)$`)
+	openItem  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*[-*+] \[ \]`) })
+	quoteLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^ {0,3}>`) })
+	taskLine  = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^\s*[-*+] (?:\[[ xX]\] )?(?:🔵|🔄|🟡|✅|❌) (\S+)`)
+	})
+	timeValue = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$`)
+	})
+	deltaValue = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(\S+) → (\S+)$`) })
 )
 
 // Check compares doc with its template and applies rules. Findings come sorted by line.
@@ -115,13 +120,13 @@ func Check(doc, tmpl *Document, rules Rules) []Finding {
 	fs = append(fs, checkConflictMarkers(doc)...)
 
 	if rules.Blockquote != "" {
-		if s := doc.Section(rules.Blockquote); s != nil && !hasLine(s.Body, quoteLine) {
+		if s := doc.Section(rules.Blockquote); s != nil && !hasLine(s.Body, quoteLine()) {
 			add(s.Line, Error, s.ID, "%s holds no blockquoted verbatim user request (> \"…\")", s.ID)
 		}
 	}
 	for id, max := range rules.MaxOpen {
 		if s := doc.Section(id); s != nil {
-			if n := countLines(s.Body, openItem); n > max {
+			if n := countLines(s.Body, openItem()); n > max {
 				add(s.Line, Warning, s.ID, "%s has %d open items; keep at most %d", s.ID, n, max)
 			}
 		}
@@ -133,7 +138,7 @@ func Check(doc, tmpl *Document, rules Rules) []Finding {
 				line++
 			}
 			forLines(s.Body, func(l string) {
-				if m := taskLine.FindStringSubmatch(l); m != nil && !rules.TaskIDs[m[1]] {
+				if m := taskLine().FindStringSubmatch(l); m != nil && !rules.TaskIDs[m[1]] {
 					add(line, Error, s.ID, "task %s is not in the task database", m[1])
 				}
 				line++
@@ -172,7 +177,7 @@ func checkMeta(doc, tmpl *Document) []Finding {
 		keys = append(keys, "_"+m.Key)
 	}
 	looksLikeMeta := func(t string) bool {
-		if looseMetaLine.MatchString(t) {
+		if looseMetaLine().MatchString(t) {
 			return true
 		}
 		for _, k := range keys {
@@ -187,7 +192,7 @@ func checkMeta(doc, tmpl *Document) []Finding {
 		if !looksLikeMeta(t) {
 			return
 		}
-		m := metaLine.FindStringSubmatch(t)
+		m := metaLine().FindStringSubmatch(t)
 		if m == nil {
 			fs = append(fs, Finding{line, Error, sec, fmt.Sprintf("malformed metadata line %q: want _key: value_", t)})
 			return
@@ -211,12 +216,12 @@ func checkMeta(doc, tmpl *Document) []Finding {
 func badMetaValue(key, v string) string {
 	switch key {
 	case "last_updated":
-		if !timeValue.MatchString(v) {
+		if !timeValue().MatchString(v) {
 			return fmt.Sprintf("_last_updated_: %q is not a time like 2026-04-01T22:00Z", v)
 		}
 	case "delta_since_last":
-		m := deltaValue.FindStringSubmatch(v)
-		if m == nil || !timeValue.MatchString(m[1]) || !timeValue.MatchString(m[2]) {
+		m := deltaValue().FindStringSubmatch(v)
+		if m == nil || !timeValue().MatchString(m[1]) || !timeValue().MatchString(m[2]) {
 			return fmt.Sprintf("_delta_since_last_: %q is not like 2026-04-01T21:45Z → 2026-04-01T22:00Z", v)
 		}
 	case "session_id":

@@ -769,7 +769,7 @@ func firstMeta(d *Document, prefix []byte) (line int, value string) {
 		if line > 0 || !bytes.HasPrefix(l, prefix) {
 			return
 		}
-		if m := metaLine.FindSubmatch(bytes.TrimRight(l, "\r\n")); m != nil {
+		if m := metaLine().FindSubmatch(bytes.TrimRight(l, "\r\n")); m != nil {
 			line, value = n, strings.TrimSpace(string(m[2]))
 		}
 	})
@@ -791,7 +791,7 @@ func lineBounds(b []byte, n int) (from, to int) {
 // newer reports whether metadata value a is a later timestamp than b.
 func newer(a, b string) bool {
 	a, b = stamp(a), stamp(b)
-	return timeValue.MatchString(a) && timeValue.MatchString(b) && a > b
+	return timeValue().MatchString(a) && timeValue().MatchString(b) && a > b
 }
 
 // stamp is the time a value stands for: the end of a range "A → B", else the value.

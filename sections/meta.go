@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Meta is one metadata line, `_key: value_`.
@@ -19,7 +20,7 @@ type Meta struct {
 func (d *Document) Metadata() []Meta {
 	var out []Meta
 	d.eachLine(func(sec ID, line int, l []byte) {
-		if m := metaLine.FindSubmatch(bytes.TrimRight(l, "\r\n")); m != nil {
+		if m := metaLine().FindSubmatch(bytes.TrimRight(l, "\r\n")); m != nil {
 			out = append(out, Meta{Key: string(m[1]), Value: strings.TrimSpace(string(m[2])), Line: line, Section: sec})
 		}
 	})
@@ -94,7 +95,7 @@ func setMetaIn(b []byte, key, value string) ([]byte, bool) {
 	off := 0
 	for off < len(b) {
 		l, _, _ := cutLine(b[off:])
-		if bytes.HasPrefix(l, prefix) && metaLine.Match(bytes.TrimRight(l, "\r\n")) {
+		if bytes.HasPrefix(l, prefix) && metaLine().Match(bytes.TrimRight(l, "\r\n")) {
 			eol := l[len(bytes.TrimRight(l, "\r\n")):]
 			repl := append([]byte("_"+key+": "+value+"_"), eol...)
 			out := make([]byte, 0, len(b)-len(l)+len(repl))
@@ -107,7 +108,7 @@ func setMetaIn(b []byte, key, value string) ([]byte, bool) {
 }
 
 // looseMetaLine matches what looks like an attempt at a metadata line, well formed or not.
-var looseMetaLine = regexp.MustCompile(`^_[A-Za-z][A-Za-z0-9_]*\s*:`)
+var looseMetaLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^_[A-Za-z][A-Za-z0-9_]*\s*:`) })
 
 // IsMetaLine reports whether l (without line ending) is a well-formed metadata line.
-func IsMetaLine(l string) bool { return metaLine.MatchString(l) }
+func IsMetaLine(l string) bool { return metaLine().MatchString(l) }

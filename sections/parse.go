@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -300,7 +301,7 @@ func splitSection(b []byte, line int) Section {
 	return s
 }
 
-var metaLine = regexp.MustCompile(`^_([A-Za-z][A-Za-z0-9_]*): ?(.*)_\s*$`)
+var metaLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^_([A-Za-z][A-Za-z0-9_]*): ?(.*)_\s*$`) })
 
 // isDirective reports whether l is an italic directive line: `_text_`, not a metadata line.
 func isDirective(l string) bool {
@@ -308,7 +309,7 @@ func isDirective(l string) bool {
 	if len(l) < 3 || l[0] != '_' || l[len(l)-1] != '_' || l[1] == '_' || l[1] == ' ' {
 		return false
 	}
-	return !metaLine.MatchString(l)
+	return !metaLine().MatchString(l)
 }
 
 // HeadingTitle returns the text of an ATX heading line: without the leading #s, the closing

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -57,105 +58,108 @@ type Secret struct {
 // secretQuote is a quote or backtick that may surround a value.
 const secretQuote = "[\"'`]"
 
-var secretRules = []SecretRule{
-	{
-		ID: "aws-access-key-id", Description: "AWS access key id (AKIA… or ASIA… and 16 more)",
-		re:      regexp.MustCompile(`\b(?:AKIA|ASIA)[A-Z0-9]{16}\b`),
-		anchors: []string{"akia", "asia"}, minEntropy: 2.5,
-	},
-	{
-		ID: "aws-secret-access-key", Description: "AWS secret access key after aws_secret_access_key= or the like",
-		re: regexp.MustCompile(`(?i:aws[_.-]?secret[_.-]?(?:access[_.-]?)?key|secret[_.-]?access[_.-]?key)` +
-			secretQuote + `?[ \t]*(?::=|=>|=|:)[ \t]*` + secretQuote + `?([A-Za-z0-9/+=]{40})(?:[^A-Za-z0-9/+=]|$)`),
-		group: 1, anchors: []string{"secret"}, minEntropy: 3,
-	},
-	{
-		ID: "github-token", Description: "GitHub token (ghp_, gho_, ghu_, ghs_, ghr_)",
-		re:      regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{36}\b`),
-		anchors: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, minEntropy: 2.5,
-	},
-	{
-		ID: "github-fine-grained-pat", Description: "GitHub fine-grained personal access token (github_pat_)",
-		re:      regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{40,}`),
-		anchors: []string{"github_pat_"}, minEntropy: 2.5,
-	},
-	{
-		ID: "gitlab-token", Description: "GitLab personal access token (glpat-)",
-		re:      regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}(?:\.[A-Za-z0-9_-]+)*`),
-		anchors: []string{"glpat-"}, minEntropy: 2.5,
-	},
-	{
-		// A numeric team or user id follows the prefix, which sets tokens apart from prose
-		// like "xoxb-your-token".
-		ID: "slack-token", Description: "Slack token (xoxb-, xoxp-, xoxa-, xoxr-, xoxs-)",
-		re:      regexp.MustCompile(`\bxox[abprs]-(?:[0-9]+-)+[A-Za-z0-9][A-Za-z0-9-]{7,}`),
-		anchors: []string{"xox"}, minEntropy: 2.5,
-	},
-	{
-		ID: "slack-webhook", Description: "Slack incoming webhook URL (hooks.slack.com)",
-		re:      regexp.MustCompile(`https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]{20,}`),
-		anchors: []string{"hooks.slack.com"}, minEntropy: 2.5,
-	},
-	{
-		ID: "stripe-live-key", Description: "Stripe live secret or restricted key (sk_live_, rk_live_)",
-		re:      regexp.MustCompile(`\b[rs]k_live_[A-Za-z0-9]{20,}\b`),
-		anchors: []string{"k_live_"}, minEntropy: 2.5,
-	},
-	{
-		ID: "google-api-key", Description: "Google API key (AIza and 35 more)",
-		re:    regexp.MustCompile(`\b(AIza[0-9A-Za-z_-]{35})(?:[^0-9A-Za-z_-]|$)`),
-		group: 1, anchors: []string{"aiza"}, minEntropy: 2.5,
-	},
-	{
-		// sk-ant- is not matched here: "ant" is too short for the second form and the
-		// first form names its kinds.
-		ID: "openai-api-key", Description: "OpenAI API key (sk-proj-, sk-svcacct-, sk-admin-, long sk-)",
-		re:      regexp.MustCompile(`\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}|\bsk-[A-Za-z0-9]{32,}\b`),
-		anchors: []string{"sk-"}, minEntropy: 2.5,
-	},
-	{
-		ID: "anthropic-api-key", Description: "Anthropic API key (sk-ant-)",
-		re:      regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{20,}`),
-		anchors: []string{"sk-ant-"}, minEntropy: 2.5,
-	},
-	{
-		ID: "huggingface-token", Description: "Hugging Face token (hf_ and 30 or more letters)",
-		re:      regexp.MustCompile(`\bhf_[A-Za-z]{30,}\b`),
-		anchors: []string{"hf_"}, minEntropy: 2.5,
-	},
-	{
-		ID: "npm-token", Description: "npm access token (npm_ and 36 more)",
-		re:      regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}\b`),
-		anchors: []string{"npm_"}, minEntropy: 2.5,
-	},
-	{
-		ID: "private-key", Description: "PEM private key block (-----BEGIN … PRIVATE KEY-----)",
-		find: privateKeyBlocks, minEntropy: 2.5, long: true,
-	},
-	{
-		// Header and payload are both JSON objects, so both start with eyJ ("{\"").
-		ID: "jwt", Description: "JSON Web Token (eyJ….eyJ….signature)",
-		re:      regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{8,}`),
-		anchors: []string{"eyj"}, minEntropy: 2.5,
-	},
-	{
-		// The value is the password; a DSN with a user and no password has nothing to leak.
-		ID: "url-credentials", Description: "password in a URL (scheme://user:password@host)",
-		re:    regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@"'` + "`" + `<>]*:([^\s/?#@"'` + "`" + `<>]{3,})@[A-Za-z0-9\[]`),
-		group: 1, anchors: []string{"://"},
-		fallback: true,
-	},
-	{
-		ID: "generic-secret", Description: "high-entropy value assigned to a secret-sounding key (KEY=…, key: …)",
-		find:     secretAssignments,
-		fallback: true, minEntropy: 3.5, trim: ".,;:!?)]}*",
-		accept: genericSecret,
-	},
-}
+// secretRules are compiled on first use: most ckpt commands never scan for secrets.
+var secretRules = sync.OnceValue(func() []SecretRule {
+	return []SecretRule{
+		{
+			ID: "aws-access-key-id", Description: "AWS access key id (AKIA… or ASIA… and 16 more)",
+			re:      regexp.MustCompile(`\b(?:AKIA|ASIA)[A-Z0-9]{16}\b`),
+			anchors: []string{"akia", "asia"}, minEntropy: 2.5,
+		},
+		{
+			ID: "aws-secret-access-key", Description: "AWS secret access key after aws_secret_access_key= or the like",
+			re: regexp.MustCompile(`(?i:aws[_.-]?secret[_.-]?(?:access[_.-]?)?key|secret[_.-]?access[_.-]?key)` +
+				secretQuote + `?[ \t]*(?::=|=>|=|:)[ \t]*` + secretQuote + `?([A-Za-z0-9/+=]{40})(?:[^A-Za-z0-9/+=]|$)`),
+			group: 1, anchors: []string{"secret"}, minEntropy: 3,
+		},
+		{
+			ID: "github-token", Description: "GitHub token (ghp_, gho_, ghu_, ghs_, ghr_)",
+			re:      regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{36}\b`),
+			anchors: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, minEntropy: 2.5,
+		},
+		{
+			ID: "github-fine-grained-pat", Description: "GitHub fine-grained personal access token (github_pat_)",
+			re:      regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{40,}`),
+			anchors: []string{"github_pat_"}, minEntropy: 2.5,
+		},
+		{
+			ID: "gitlab-token", Description: "GitLab personal access token (glpat-)",
+			re:      regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}(?:\.[A-Za-z0-9_-]+)*`),
+			anchors: []string{"glpat-"}, minEntropy: 2.5,
+		},
+		{
+			// A numeric team or user id follows the prefix, which sets tokens apart from prose
+			// like "xoxb-your-token".
+			ID: "slack-token", Description: "Slack token (xoxb-, xoxp-, xoxa-, xoxr-, xoxs-)",
+			re:      regexp.MustCompile(`\bxox[abprs]-(?:[0-9]+-)+[A-Za-z0-9][A-Za-z0-9-]{7,}`),
+			anchors: []string{"xox"}, minEntropy: 2.5,
+		},
+		{
+			ID: "slack-webhook", Description: "Slack incoming webhook URL (hooks.slack.com)",
+			re:      regexp.MustCompile(`https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]{20,}`),
+			anchors: []string{"hooks.slack.com"}, minEntropy: 2.5,
+		},
+		{
+			ID: "stripe-live-key", Description: "Stripe live secret or restricted key (sk_live_, rk_live_)",
+			re:      regexp.MustCompile(`\b[rs]k_live_[A-Za-z0-9]{20,}\b`),
+			anchors: []string{"k_live_"}, minEntropy: 2.5,
+		},
+		{
+			ID: "google-api-key", Description: "Google API key (AIza and 35 more)",
+			re:    regexp.MustCompile(`\b(AIza[0-9A-Za-z_-]{35})(?:[^0-9A-Za-z_-]|$)`),
+			group: 1, anchors: []string{"aiza"}, minEntropy: 2.5,
+		},
+		{
+			// sk-ant- is not matched here: "ant" is too short for the second form and the
+			// first form names its kinds.
+			ID: "openai-api-key", Description: "OpenAI API key (sk-proj-, sk-svcacct-, sk-admin-, long sk-)",
+			re:      regexp.MustCompile(`\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}|\bsk-[A-Za-z0-9]{32,}\b`),
+			anchors: []string{"sk-"}, minEntropy: 2.5,
+		},
+		{
+			ID: "anthropic-api-key", Description: "Anthropic API key (sk-ant-)",
+			re:      regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{20,}`),
+			anchors: []string{"sk-ant-"}, minEntropy: 2.5,
+		},
+		{
+			ID: "huggingface-token", Description: "Hugging Face token (hf_ and 30 or more letters)",
+			re:      regexp.MustCompile(`\bhf_[A-Za-z]{30,}\b`),
+			anchors: []string{"hf_"}, minEntropy: 2.5,
+		},
+		{
+			ID: "npm-token", Description: "npm access token (npm_ and 36 more)",
+			re:      regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}\b`),
+			anchors: []string{"npm_"}, minEntropy: 2.5,
+		},
+		{
+			ID: "private-key", Description: "PEM private key block (-----BEGIN … PRIVATE KEY-----)",
+			find: privateKeyBlocks, minEntropy: 2.5, long: true,
+		},
+		{
+			// Header and payload are both JSON objects, so both start with eyJ ("{\"").
+			ID: "jwt", Description: "JSON Web Token (eyJ….eyJ….signature)",
+			re:      regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{8,}`),
+			anchors: []string{"eyj"}, minEntropy: 2.5,
+		},
+		{
+			// The value is the password; a DSN with a user and no password has nothing to leak.
+			ID: "url-credentials", Description: "password in a URL (scheme://user:password@host)",
+			re:    regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@"'` + "`" + `<>]*:([^\s/?#@"'` + "`" + `<>]{3,})@[A-Za-z0-9\[]`),
+			group: 1, anchors: []string{"://"},
+			fallback: true,
+		},
+		{
+			ID: "generic-secret", Description: "high-entropy value assigned to a secret-sounding key (KEY=…, key: …)",
+			find:     secretAssignments,
+			fallback: true, minEntropy: 3.5, trim: ".,;:!?)]}*",
+			accept: genericSecret,
+		},
+	}
+})
 
 // SecretRules lists the rules ScanSecrets applies, in the order it applies them.
 func SecretRules() []SecretRule {
-	return append([]SecretRule(nil), secretRules...)
+	return append([]SecretRule(nil), secretRules()...)
 }
 
 // ScanSecrets returns the possible secrets in src, in order. level is the section heading
@@ -274,19 +278,21 @@ func (r *SecretRule) matches(t *scanText) []secretMatch {
 var (
 	// Key material must follow the BEGIN line (real or JSON-escaped line breaks, PEM headers
 	// allowed), so that naming the format in prose is not a finding.
-	pemBegin = regexp.MustCompile(`-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----` +
-		`(?:\s|\\[rn]|[A-Za-z-]+:[^\r\n\\]*)*[A-Za-z0-9+/=]{32,}`)
-	pemEnd = regexp.MustCompile(`-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----`)
+	pemBegin = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----` +
+			`(?:\s|\\[rn]|[A-Za-z-]+:[^\r\n\\]*)*[A-Za-z0-9+/=]{32,}`)
+	})
+	pemEnd = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----`) })
 )
 
 // privateKeyBlocks finds PEM private key blocks. A block runs to its END line when there is one
 // before the next block; END lines are looked up once, not once per block, to stay linear.
 func privateKeyBlocks(src []byte) []secretMatch {
-	begins := pemBegin.FindAllIndex(src, -1)
+	begins := pemBegin().FindAllIndex(src, -1)
 	if begins == nil {
 		return nil
 	}
-	ends := pemEnd.FindAllIndex(src, -1)
+	ends := pemEnd().FindAllIndex(src, -1)
 	out := make([]secretMatch, len(begins))
 	for i, b := range begins {
 		out[i] = secretMatch{s: b[0], e: b[1]}
@@ -409,8 +415,9 @@ func scanSecrets(doc *Document, src []byte, allow []string) []Secret {
 		rule, val string
 	}
 	seen := map[dedupKey]bool{}
-	for i := range secretRules {
-		r := &secretRules[i]
+	rules := secretRules()
+	for i := range rules {
+		r := &rules[i]
 		for _, m := range r.matches(t) {
 			s, e := m.s, m.e
 			for e > s && strings.IndexByte(r.trim, src[e-1]) >= 0 {
@@ -490,7 +497,9 @@ func shannonEntropy(v string) float64 {
 }
 
 var (
-	envReference = regexp.MustCompile(`^(?:\$[A-Za-z_][A-Za-z0-9_]*|%[A-Za-z_][A-Za-z0-9_]*%)$`)
+	envReference = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(?:\$[A-Za-z_][A-Za-z0-9_]*|%[A-Za-z_][A-Za-z0-9_]*%)$`)
+	})
 	// Markers of text standing in for a value: templates, elisions, redactions.
 	placeholderMarks = []string{"${", "$(", "{{", "<", ">", "%s", "…", "..."}
 	placeholderWords = []string{"xxxx", "****", "your", "example", "placeholder", "changeme", "change_me",
@@ -508,7 +517,7 @@ func isPlaceholder(v string, words bool) bool {
 			return true
 		}
 	}
-	if envReference.MatchString(v) { // $TOKEN, %TOKEN%
+	if envReference().MatchString(v) { // $TOKEN, %TOKEN%
 		return true
 	}
 	if first, _ := utf8.DecodeRuneInString(v); strings.Trim(v, string(first)) == "" { // ***, 0000
@@ -527,11 +536,13 @@ func isPlaceholder(v string, words bool) bool {
 }
 
 var (
-	uuidValue = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+	uuidValue = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+	})
 	// A commit hash is not a secret; git's sha1 hashes are 40 hex digits.
-	commitValue = regexp.MustCompile(`^[0-9a-fA-F]{40}$`)
+	commitValue = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-fA-F]{40}$`) })
 	// A segment made of letters then digits ("oauth2", "Credential") reads as a word.
-	wordSegment = regexp.MustCompile(`^(?:[A-Za-z]+[0-9]*|[0-9]+)$`)
+	wordSegment = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:[A-Za-z]+[0-9]*|[0-9]+)$`) })
 )
 
 // genericSecret is the generic rule's judgement: a secret-sounding key and a value that looks
@@ -548,7 +559,7 @@ func genericSecret(key, v string) bool {
 		strings.HasPrefix(v, "~/"), strings.HasPrefix(v, "./"), strings.HasPrefix(v, "../"),
 		strings.ContainsAny(v, `/\`) && strings.Contains(v, "."),
 		strings.ContainsAny(v, "()[]{},;*"), // code: a call, an index, a literal, a product
-		uuidValue.MatchString(v), commitValue.MatchString(v):
+		uuidValue().MatchString(v), commitValue().MatchString(v):
 		return false
 	}
 	// Generated secrets mix letters and digits; words and identifiers rarely do.
@@ -563,7 +574,7 @@ func genericSecret(key, v string) bool {
 // into one-letter pieces and many digit runs.
 func identifierLike(v string) bool {
 	for _, seg := range strings.FieldsFunc(v, func(r rune) bool { return strings.ContainsRune("-_.:/", r) }) {
-		if !wordSegment.MatchString(seg) && !camelWords(seg) {
+		if !wordSegment().MatchString(seg) && !camelWords(seg) {
 			return false
 		}
 	}

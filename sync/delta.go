@@ -22,6 +22,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -280,8 +281,8 @@ func parseTranscriptTime(raw json.RawMessage) (time.Time, bool) {
 }
 
 var (
-	dailyLogLine = regexp.MustCompile(`^- (\d{1,2}):(\d{2})\s+(\S.*)$`)
-	dailyLogDate = regexp.MustCompile(`^#\s+(\d{4}-\d{2}-\d{2})(?:\s|$)`)
+	dailyLogLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^- (\d{1,2}):(\d{2})\s+(\S.*)$`) })
+	dailyLogDate = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^#\s+(\d{4}-\d{2}-\d{2})(?:\s|$)`) })
 )
 
 // ReadDailyLog reads a daily log (memory/YYYY-MM-DD.md) whose entries are lines
@@ -302,7 +303,7 @@ func ReadDailyLog(path string, since time.Time) ([]DeltaEntry, []string, error) 
 	var entries []DeltaEntry
 	var warnings []string
 	for i, l := range lines {
-		m := dailyLogLine.FindStringSubmatch(strings.TrimRight(l, " \t\r"))
+		m := dailyLogLine().FindStringSubmatch(strings.TrimRight(l, " \t\r"))
 		if m == nil {
 			continue
 		}
@@ -327,7 +328,7 @@ func dailyLogDay(path string, lines []string) (time.Time, bool) {
 		return t, true
 	}
 	for _, l := range lines {
-		if m := dailyLogDate.FindStringSubmatch(strings.TrimRight(l, "\r")); m != nil {
+		if m := dailyLogDate().FindStringSubmatch(strings.TrimRight(l, "\r")); m != nil {
 			if t, err := time.Parse("2006-01-02", m[1]); err == nil {
 				return t, true
 			}
@@ -385,7 +386,7 @@ type deltaLine struct {
 	text string
 }
 
-var deltaEntryPrefix = regexp.MustCompile(`^\*\*\[([0-9T:Z-]+)\]\*\*`)
+var deltaEntryPrefix = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\*\*\[([0-9T:Z-]+)\]\*\*`) })
 
 // UpdateDeltaSection merges entries into the 📡 section sec and returns the new section.
 // Entry lines already there are kept and new ones added unless the same line is there;
@@ -578,7 +579,7 @@ func isDeltaMeta(l string) bool {
 
 // deltaLineTime reads the time of an entry line "**[2026-04-01T21:50Z]** …".
 func deltaLineTime(l string) (time.Time, bool) {
-	m := deltaEntryPrefix.FindStringSubmatch(l)
+	m := deltaEntryPrefix().FindStringSubmatch(l)
 	if m == nil {
 		return time.Time{}, false
 	}

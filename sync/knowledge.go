@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // KnowledgeFile is the L1 knowledge graph in the knowledge repository.
@@ -56,10 +57,10 @@ type KnowledgeGraph struct {
 var ErrNoEntry = errors.New("no such knowledge graph entry")
 
 var (
-	kgEntryHeading = regexp.MustCompile(`^### (K-[0-9a-f]{8,})\s*$`)
-	kgFrom         = regexp.MustCompile(`^- from: (\S+) @ ([0-9a-f]+) \(([^)]*)\)\s*$`)
-	kgSupersedes   = regexp.MustCompile(`^- supersedes: (K-[0-9a-f]{8,})\s*$`)
-	supersedesRef  = regexp.MustCompile(`supersedes:?\s+(K-[0-9a-f]{8,})`)
+	kgEntryHeading = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^### (K-[0-9a-f]{8,})\s*$`) })
+	kgFrom         = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^- from: (\S+) @ ([0-9a-f]+) \(([^)]*)\)\s*$`) })
+	kgSupersedes   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^- supersedes: (K-[0-9a-f]{8,})\s*$`) })
+	supersedesRef  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`supersedes:?\s+(K-[0-9a-f]{8,})`) })
 )
 
 // DecisionID is the stable id of a decision: K- and 8 hex digits of the hash of its
@@ -87,7 +88,7 @@ func ParseKnowledgeGraph(src []byte) (*KnowledgeGraph, error) {
 			header = append(header, l)
 			continue
 		}
-		if m := kgEntryHeading.FindStringSubmatch(l); m != nil {
+		if m := kgEntryHeading().FindStringSubmatch(l); m != nil {
 			if seen[m[1]] {
 				return nil, fmt.Errorf("%s:%d: entry %s appears twice", KnowledgeFile, i+1, m[1])
 			}
@@ -102,11 +103,11 @@ func ParseKnowledgeGraph(src []byte) (*KnowledgeGraph, error) {
 			}
 			continue
 		}
-		if m := kgFrom.FindStringSubmatch(l); m != nil {
+		if m := kgFrom().FindStringSubmatch(l); m != nil {
 			cur.Provenance = append(cur.Provenance, Provenance{Session: m[1], Commit: m[2], Time: m[3]})
 			continue
 		}
-		if m := kgSupersedes.FindStringSubmatch(l); m != nil {
+		if m := kgSupersedes().FindStringSubmatch(l); m != nil {
 			cur.Supersedes = append(cur.Supersedes, m[1])
 			continue
 		}
@@ -225,7 +226,7 @@ func (kg *KnowledgeGraph) Promote(decisions []string, prov Provenance, review bo
 		if !review {
 			e.State = StateAccepted
 		}
-		for _, m := range supersedesRef.FindAllStringSubmatch(d, -1) {
+		for _, m := range supersedesRef().FindAllStringSubmatch(d, -1) {
 			e.Supersedes = append(e.Supersedes, m[1])
 		}
 		kg.Entries = append(kg.Entries, e)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Entry is one notes.md entry: a top-level bullet with its indented continuation lines.
@@ -22,8 +23,8 @@ type Entry struct {
 func (e Entry) Literals() []string { return Literals(e.Text) }
 
 var (
-	bulletLine = regexp.MustCompile(`^[-*+] (.*)$`)
-	tagPrefix  = regexp.MustCompile(`^\[([a-z]+)(!?)\]\s*`)
+	bulletLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[-*+] (.*)$`) })
+	tagPrefix  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\[([a-z]+)(!?)\]\s*`) })
 )
 
 // ParseNotes returns the entries of notes.md. The part that equals the notes template (its
@@ -71,10 +72,10 @@ func ParseNotes(src, template []byte) []Entry {
 			cur.Raw += "\n" + l
 		default:
 			flush()
-			if m := bulletLine.FindStringSubmatch(l); m != nil {
+			if m := bulletLine().FindStringSubmatch(l); m != nil {
 				e := Entry{Line: line, Raw: l}
 				rest := m[1]
-				if t := tagPrefix.FindStringSubmatch(rest); t != nil {
+				if t := tagPrefix().FindStringSubmatch(rest); t != nil {
 					e.Tag, e.Durable = t[1], t[2] == "!"
 					rest = rest[len(t[0]):]
 				}
@@ -98,13 +99,15 @@ func isHeaderLine(l string) bool {
 
 // literalPatterns find the exact values seed 000 says must be copied byte for byte:
 // backtick spans, DSNs and URLs, absolute paths, --flags with values, KEY=VALUE.
-var literalPatterns = []*regexp.Regexp{
-	regexp.MustCompile("`[^`\n]+`"),
-	regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s` + "`" + `"'<>)\]]+`),
-	regexp.MustCompile(`(?:^|[\s(])(/[A-Za-z0-9._~-]+(?:/[A-Za-z0-9._~*-]+)+/?)`),
-	regexp.MustCompile(`--[A-Za-z0-9][A-Za-z0-9-]*(?:=\S+| [^\s-][^\s]*)`),
-	regexp.MustCompile(`\b[A-Z][A-Z0-9_]*=[^\s` + "`" + `]+`),
-}
+var literalPatterns = sync.OnceValue(func() []*regexp.Regexp {
+	return []*regexp.Regexp{
+		regexp.MustCompile("`[^`\n]+`"),
+		regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s` + "`" + `"'<>)\]]+`),
+		regexp.MustCompile(`(?:^|[\s(])(/[A-Za-z0-9._~-]+(?:/[A-Za-z0-9._~*-]+)+/?)`),
+		regexp.MustCompile(`--[A-Za-z0-9][A-Za-z0-9-]*(?:=\S+| [^\s-][^\s]*)`),
+		regexp.MustCompile(`\b[A-Z][A-Z0-9_]*=[^\s` + "`" + `]+`),
+	}
+})
 
 // Literals returns the exact values in text, outermost first (a backtick span is one
 // literal, not also the pieces inside it).
@@ -112,7 +115,7 @@ func Literals(text string) []string {
 	var out []string
 	seen := map[string]bool{}
 	covered := make([]bool, len(text))
-	for _, re := range literalPatterns {
+	for _, re := range literalPatterns() {
 		for _, m := range re.FindAllStringSubmatchIndex(text, -1) {
 			start, end := m[0], m[1]
 			if len(m) > 2 && m[2] >= 0 {

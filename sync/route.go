@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/ckpt-dev/ckpt/sections"
 	"github.com/ckpt-dev/ckpt/templates"
@@ -51,7 +52,7 @@ func (rt *router) route(e Entry) Routed {
 			r.Tag = "done"
 		default:
 			for _, k := range rt.t.Spec.Keywords {
-				if k.Pattern.MatchString(text) {
+				if k.Pattern().MatchString(text) {
 					r.Tag = k.Tag
 					break
 				}
@@ -138,14 +139,16 @@ func replaces(role templates.Role) bool {
 	return role == templates.RoleIntent || role == templates.RoleNext
 }
 
-var itemPrefix = regexp.MustCompile(`^\s*(?:[-*+] )?(?:\[[ xX]\] )?(?:\*\*[^*]+\*\*[:：]\s*)?(?:> ?)?`)
+var itemPrefix = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\s*(?:[-*+] )?(?:\[[ xX]\] )?(?:\*\*[^*]+\*\*[:：]\s*)?(?:> ?)?`)
+})
 
 // normText is the whitespace-normalized form used to recognise an entry already present.
 func normText(s string) string {
 	var b strings.Builder
 	for i, l := range strings.Split(s, "\n") {
 		if i == 0 {
-			l = itemPrefix.ReplaceAllString(l, "")
+			l = itemPrefix().ReplaceAllString(l, "")
 		}
 		b.WriteString(l)
 		b.WriteByte(' ')

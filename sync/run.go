@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ckpt-dev/ckpt/internal/failpoint"
@@ -487,7 +488,7 @@ func tidyDirectives(t *Template, ed *editor, mem *memoryDoc) []MovedLine {
 	for _, it := range ed.itemsRaw(dir) {
 		n := normText(it)
 		switch {
-		case dRule.MatchString(n) && rules[n]:
+		case dRule().MatchString(n) && rules[n]:
 			moved = append(moved, MovedLine{Line: it, From: dir, Reason: "rule already in " + MemoryFile})
 		case status != "" && isStatusLine(n):
 			moved = append(moved, MovedLine{Line: it, From: dir, To: status, Reason: "status language"})
@@ -511,11 +512,13 @@ func tidyDirectives(t *Template, ed *editor, mem *memoryDoc) []MovedLine {
 // dRule is a project rule line, "D3: …"; statusRe is status language, which reports
 // progress rather than a way of working.
 var (
-	dRule    = regexp.MustCompile(`^D\d+:`)
-	statusRe = regexp.MustCompile(`\bCOMPLETE\b|(?i:\bpartially complete\b)|(?i:\bdone\b)|已完成|部分完成`)
+	dRule    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^D\d+:`) })
+	statusRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\bCOMPLETE\b|(?i:\bpartially complete\b)|(?i:\bdone\b)|已完成|部分完成`)
+	})
 )
 
-func isStatusLine(n string) bool { return statusRe.MatchString(n) }
+func isStatusLine(n string) bool { return statusRe().MatchString(n) }
 
 // memoryDoc is MEMORY.md being edited.
 type memoryDoc struct {
@@ -636,10 +639,10 @@ func (s *Service) prepareKnowledge(t *Template, mem *memoryDoc, doc *sections.Do
 	if id := t.Section(templates.RoleDecisions); id != "" {
 		ed := newEditor(doc, t.Spec.Empty)
 		for _, it := range ed.itemsRaw(id) {
-			if spillIndexLine.MatchString(it) {
+			if spillIndexLine().MatchString(it) {
 				continue
 			}
-			decisions = append(decisions, strings.TrimSpace(itemPrefix.ReplaceAllString(it, "")))
+			decisions = append(decisions, strings.TrimSpace(itemPrefix().ReplaceAllString(it, "")))
 		}
 	}
 	rep.Promotions = append(rep.Promotions, kg.Promote(decisions, prov, s.Config.Review())...)

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/ckpt-dev/ckpt/sections"
 	"github.com/ckpt-dev/ckpt/templates"
@@ -27,7 +28,9 @@ var noSpill = map[templates.Role]bool{
 
 // spillIndexLine matches the index line a spill leaves ("- See checkpoint-x.md (3 items) -
 // …", "- 参见 checkpoint-x.md（3 项）- …").
-var spillIndexLine = regexp.MustCompile(`^- (?:See|参见) (checkpoint-[A-Za-z0-9][A-Za-z0-9._-]*\.md) ?[(（](\d+) (?:items?|项)[)）] ?- ?`)
+var spillIndexLine = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^- (?:See|参见) (checkpoint-[A-Za-z0-9][A-Za-z0-9._-]*\.md) ?[(（](\d+) (?:items?|项)[)）] ?- ?`)
+})
 
 // spillBudgets moves the oldest entries of every section over its budget into
 // checkpoint-<topic>.md (files holds the session's files, updated in place), leaving one
@@ -49,7 +52,7 @@ func spillBudgets(t *Template, ed *editor, budgets map[string]int, files map[str
 		var index []string
 		var entries []string
 		for _, it := range items {
-			if spillIndexLine.MatchString(it) {
+			if spillIndexLine().MatchString(it) {
 				index = append(index, it)
 			} else {
 				entries = append(entries, it)
@@ -59,7 +62,7 @@ func spillBudgets(t *Template, ed *editor, budgets map[string]int, files map[str
 		prev, sum := 0, ""
 		keepIndex := index[:0:0]
 		for _, l := range index {
-			if m := spillIndexLine.FindStringSubmatch(l); m != nil && m[1] == file {
+			if m := spillIndexLine().FindStringSubmatch(l); m != nil && m[1] == file {
 				prev, _ = strconv.Atoi(m[2])
 				sum = l[len(m[0]):]
 				continue

@@ -3,11 +3,14 @@ package sync
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // progressSuffix is the `(progress: tasks/<id>/progress.md, last-reconciled-written-at: N)`
 // marker a task line may carry; it is kept verbatim while the task exists.
-var progressSuffix = regexp.MustCompile(`^\s*[-*+] (?:\[[ xX]\] )?(?:🔵|🔄|🟡|✅|❌) (\S+) .*?(\(progress: [^()]*last-reconciled-written-at: [^()]*\))\s*$`)
+var progressSuffix = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\s*[-*+] (?:\[[ xX]\] )?(?:🔵|🔄|🟡|✅|❌) (\S+) .*?(\(progress: [^()]*last-reconciled-written-at: [^()]*\))\s*$`)
+})
 
 // RenderTasks renders the task tree from the database (seed 000 §4): one line per task, its
 // status icon, its id and its summary; children indented two spaces under their parent.
@@ -18,7 +21,7 @@ func RenderTasks(db *TaskDB, existing []string, checkboxes bool) []string {
 	suffix := map[string]string{}
 	for _, item := range existing {
 		for _, l := range strings.Split(item, "\n") {
-			if m := progressSuffix.FindStringSubmatch(l); m != nil {
+			if m := progressSuffix().FindStringSubmatch(l); m != nil {
 				suffix[m[1]] = m[2]
 			}
 		}

@@ -1,16 +1,29 @@
 package templates
 
-import "regexp"
+import (
+	"regexp"
+	"sync"
+)
 
 // Keyword rules for untagged notes entries, tried in order. They are documented in
 // docs/sync.md; keep the two in step.
 var (
-	kwDecision = regexp.MustCompile(`(?i)\b(decided|decision|we chose|chose|instead of|rather than|in favou?r of)\b|决定|决策|采用`)
-	kwBlocker  = regexp.MustCompile(`(?i)\b(blocked|blocker|blocking|waiting (for|on))\b|阻塞`)
-	kwBug      = regexp.MustCompile(`(?i)\b(bug|crash(es|ed)?|panics?|regression|fixed by)\b|崩溃|修复`)
-	kwDone     = regexp.MustCompile(`(?i)^(done|finished|completed|fixed|shipped)\b|\bCOMPLETE\b|已完成`)
-	kwTask     = regexp.MustCompile(`(?i)^(todo|to do|need to|next:)|^\(P[0-9]\)`)
-	kwRule     = regexp.MustCompile(`(?i)^(always|never|do not|don't)\b|^(始终|总是|不要|永远不要)`)
+	kwDecision = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(decided|decision|we chose|chose|instead of|rather than|in favou?r of)\b|决定|决策|采用`)
+	})
+	kwBlocker = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(blocked|blocker|blocking|waiting (for|on))\b|阻塞`)
+	})
+	kwBug = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(bug|crash(es|ed)?|panics?|regression|fixed by)\b|崩溃|修复`)
+	})
+	kwDone = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)^(done|finished|completed|fixed|shipped)\b|\bCOMPLETE\b|已完成`)
+	})
+	kwTask = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^(todo|to do|need to|next:)|^\(P[0-9]\)`) })
+	kwRule = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)^(always|never|do not|don't)\b|^(始终|总是|不要|永远不要)`)
+	})
 )
 
 var sixSpec = Spec{

@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 //go:embed builtin/*.md
@@ -52,8 +53,8 @@ const (
 
 // Keyword routes an untagged notes entry: the first rule whose pattern matches wins.
 type Keyword struct {
-	Pattern *regexp.Regexp
-	Tag     string // the tag the entry is treated as having
+	Pattern func() *regexp.Regexp // compiled on first use
+	Tag     string                // the tag the entry is treated as having
 }
 
 // Spec is the set of rules that comes with a template.
@@ -98,7 +99,7 @@ type Template struct {
 var ErrUnknown = errors.New("unknown template")
 
 // validName keeps template names to plain file names.
-var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+var validName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`) })
 
 type builtin struct {
 	kind    Kind
@@ -125,7 +126,7 @@ const Default = "six"
 // Load returns the named template: the user's file <home>/templates/NAME.md if it exists
 // (keeping a built-in template's rules), else the built-in one.
 func Load(home, name string) (*Template, error) {
-	if !validName.MatchString(name) {
+	if !validName().MatchString(name) {
 		return nil, fmt.Errorf("template %q: %w", name, ErrUnknown)
 	}
 	b, isBuiltin := builtins[name]
@@ -170,7 +171,7 @@ func List(home string) ([]*Template, error) {
 		}
 		for _, e := range entries {
 			n, ok := strings.CutSuffix(e.Name(), ".md")
-			if ok && !e.IsDir() && validName.MatchString(n) {
+			if ok && !e.IsDir() && validName().MatchString(n) {
 				names[n] = true
 			}
 		}

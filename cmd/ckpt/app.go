@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -68,8 +70,16 @@ func (s silentExit) Error() string { return fmt.Sprintf("exit %d", int(s)) }
 
 // Main runs the CLI and returns the exit code. It is the only place that decides codes.
 func Main(args []string, env *Env) int {
-	app := newApp(env)
+	// Data goes out through a buffer (a diff or a search prints thousands of lines); it is
+	// flushed before any message on stderr so the two keep their order.
+	out := bufio.NewWriterSize(env.Stdout, 64<<10)
+	buffered := *env
+	buffered.Stdout = out
+	app := newApp(&buffered)
 	err := app.Run(append([]string{"ckpt"}, args...))
+	if ferr := out.Flush(); err == nil && ferr != nil && !errors.Is(ferr, syscall.EPIPE) {
+		err = ferr
+	}
 	if err == nil {
 		return exitOK
 	}
