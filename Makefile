@@ -29,7 +29,8 @@ fuzz:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 20m $$($(GO) list $(PKGS) | grep -v -e '/repo$$' -e '/internal/proctest$$')
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 -benchtime 300x -timeout 20m ./repo/
-	$(GO) test -run '^$$' -bench . -count=1 -benchtime 20x -timeout 20m ./internal/proctest/
+	$(GO) test -run '^$$' -bench 'Process' -count=1 -benchtime 20x -timeout 20m ./internal/proctest/
+	$(GO) test -run '^$$' -bench . -skip 'Process' -count=1 -timeout 20m ./internal/proctest/
 
 lint:
 	$(GO) vet $(PKGS)
