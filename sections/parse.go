@@ -147,6 +147,7 @@ func mayHaveHeading(b []byte) bool { return bytes.IndexByte(b, '#') >= 0 }
 // needs the full parser. FuzzScanAgreesWithGoldmark holds the two paths to the same answer.
 func scanHeadings(body []byte, off int) (out []heading, ok bool) {
 	var fence []byte // the opening fence run ("```") while inside a fenced code block
+	html := htmlNone // the kind of HTML block the scan is inside
 	for start := 0; start < len(body); {
 		end := bytes.IndexByte(body[start:], '\n')
 		if end < 0 {
@@ -169,10 +170,23 @@ func scanHeadings(body []byte, off int) (out []heading, ok bool) {
 			start = end
 			continue
 		}
+		if html != htmlNone {
+			if html.closedBy(l) {
+				html = htmlNone
+			}
+			start = end
+			continue
+		}
 		if ind <= 3 && ind < len(l) {
 			switch c := l[ind]; {
 			case c == '<':
-				return nil, false
+				kind := htmlBlockStart(l)
+				if kind == htmlUnsure || ind > 0 {
+					return nil, false // maybe inside a list item, or a kind 7 block
+				}
+				if kind != htmlNone && !kind.closedOnFirstLine(l) {
+					html = kind
+				}
 			case c == '`' || c == '~':
 				run := fenceRun(l[ind:])
 				if run == nil {
@@ -500,4 +514,115 @@ func (d *Document) IDs() []ID {
 		out[i] = d.Sections[i].ID
 	}
 	return out
+}
+
+// htmlKind is the kind of an HTML block (CommonMark's seven start conditions), as far as
+// the fast scanner needs to know it.
+type htmlKind int
+
+const (
+	htmlNone    htmlKind = 0
+	htmlRaw     htmlKind = 1 // <script, <pre, <style, <textarea: ends at the closing tag
+	htmlComment htmlKind = 2 // <!-- … -->
+	htmlPI      htmlKind = 3 // <? … ?>
+	htmlDecl    htmlKind = 4 // <!X … >
+	htmlCDATA   htmlKind = 5 // <![CDATA[ … ]]>
+	htmlBlock   htmlKind = 6 // a block-level tag: ends at a blank line
+	htmlUnsure  htmlKind = 7 // maybe a kind 7 block, which depends on the paragraph before
+)
+
+// blockTags are the tag names that open a kind 6 HTML block.
+var blockTags = map[string]bool{
+	"address": true, "article": true, "aside": true, "base": true, "basefont": true, "blockquote": true,
+	"body": true, "caption": true, "center": true, "col": true, "colgroup": true, "dd": true,
+	"details": true, "dialog": true, "dir": true, "div": true, "dl": true, "dt": true,
+	"fieldset": true, "figcaption": true, "figure": true, "footer": true, "form": true, "frame": true,
+	"frameset": true, "h1": true, "h2": true, "h3": true, "h4": true, "h5": true, "h6": true,
+	"head": true, "header": true, "hr": true, "html": true, "iframe": true, "legend": true,
+	"li": true, "link": true, "main": true, "menu": true, "menuitem": true, "meta": true,
+	"nav": true, "noframes": true, "ol": true, "optgroup": true, "option": true, "p": true,
+	"param": true, "search": true, "section": true, "summary": true, "table": true, "tbody": true,
+	"td": true, "tfoot": true, "th": true, "thead": true, "title": true, "tr": true,
+	"track": true, "ul": true,
+}
+
+var rawTags = []string{"script", "pre", "style", "textarea"}
+
+// htmlBlockStart says which HTML block a line starting with '<' (at column 0) opens:
+// htmlNone when it is only text, htmlUnsure when only goldmark can tell.
+func htmlBlockStart(l []byte) htmlKind {
+	t := bytes.TrimRight(l, "\r\n")
+	switch {
+	case bytes.HasPrefix(t, []byte("<!--")):
+		return htmlComment
+	case bytes.HasPrefix(t, []byte("<?")):
+		return htmlPI
+	case bytes.HasPrefix(t, []byte("<![CDATA[")):
+		return htmlCDATA
+	case len(t) > 2 && t[1] == '!' && t[2] >= 'A' && t[2] <= 'Z':
+		return htmlDecl
+	}
+	rest := t[1:]
+	closing := false
+	if len(rest) > 0 && rest[0] == '/' {
+		closing = true
+		rest = bytes.TrimLeft(rest[1:], " ")
+	}
+	n := 0
+	for n < len(rest) && (isASCIILetter(rest[n]) || (n > 0 && (rest[n] >= '0' && rest[n] <= '9' || rest[n] == '-'))) {
+		n++
+	}
+	if n == 0 {
+		return htmlNone // "< 5 apples", "<!doctype" in lower case: text
+	}
+	name, after := strings.ToLower(string(rest[:n])), rest[n:]
+	if !closing {
+		for _, raw := range rawTags {
+			if name == raw && (len(after) == 0 || after[0] == ' ' || after[0] == '\t' || after[0] == '>' || bytes.HasPrefix(after, []byte("/>"))) {
+				return htmlRaw
+			}
+		}
+	}
+	if blockTags[name] {
+		if len(after) == 0 || after[0] == ' ' || after[0] == '>' || bytes.HasPrefix(after, []byte("/>")) {
+			return htmlBlock
+		}
+		return htmlUnsure
+	}
+	// Another tag alone on its line may open a kind 7 block, unless a paragraph is open.
+	if bytes.HasSuffix(bytes.TrimRight(t, " \t"), []byte(">")) {
+		return htmlUnsure
+	}
+	return htmlNone
+}
+
+func isASCIILetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+// closedOnFirstLine reports whether the block's end condition holds on its first line.
+func (k htmlKind) closedOnFirstLine(l []byte) bool { return k != htmlBlock && k.closedBy(l) }
+
+// closedBy reports whether line l ends a block of kind k: the kind's end marker for kinds 1
+// to 5, a blank line for kind 6.
+func (k htmlKind) closedBy(l []byte) bool {
+	switch k {
+	case htmlRaw:
+		low := bytes.ToLower(l)
+		for _, raw := range rawTags {
+			if bytes.Contains(low, []byte("</"+raw+">")) {
+				return true
+			}
+		}
+		return false
+	case htmlComment:
+		return bytes.Contains(l, []byte("-->"))
+	case htmlPI:
+		return bytes.Contains(l, []byte("?>"))
+	case htmlDecl:
+		return bytes.Contains(l, []byte(">"))
+	case htmlCDATA:
+		return bytes.Contains(l, []byte("]]>"))
+	case htmlBlock:
+		return len(bytes.Trim(l, " \t\r\n")) == 0
+	}
+	return true
 }

@@ -2,6 +2,7 @@ package sections
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -236,6 +237,8 @@ func bigCheckpoint(n int) []byte {
 func FuzzScanAgreesWithGoldmark(f *testing.F) {
 	f.Add([]byte("# T\n- a\n# b\n> q\n## c\n    ## code\n#\tx\n####### seven\n#\r\n"))
 	f.Add([]byte("para\n## h\ntext\n---\n"))
+	f.Add([]byte("<div>\n## in\n\n## out\n<!-- c\n# x\n-->\n<pre a>\n## p\n</PRE>\n# y\n<?x ?>\n<!A\n>\n<![CDATA[ ]]>\n<td/>\n## z\n"))
+	f.Add([]byte("text\n<div>\n## in\n\n< p\n## y\n<script\n## s\n</script>\n## t\n"))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		fast, ok := scanHeadings(body, 0)
 		if !ok {
@@ -261,5 +264,36 @@ func TestParseLeavesBytesBeyondTheInputAlone(t *testing.T) {
 	Parse(buf[:n], Options{})
 	if string(buf[n:]) != "XYZ" {
 		t.Errorf("Parse wrote beyond its input: %q", buf[n:])
+	}
+}
+
+func TestScanHandlesHTMLBlocks(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		body string
+		ok   bool // the fast scanner decides on its own
+	}{
+		{"div block ends at a blank line", "<div>\n## inside\n\n## after\n", true},
+		{"comment over lines", "<!-- a\n## inside\n-->\n## after\n", true},
+		{"one-line comment", "<!-- a -->\n## after\n", true},
+		{"pre until its closing tag", "<pre>\n## inside\n\n## still\n</pre>\n## after\n", true},
+		{"processing instruction", "<?php\n## x\n?>\n## y\n", true},
+		{"declaration", "<!DOCTYPE html>\n## y\n", true},
+		{"cdata", "<![CDATA[\n## x\n]]>\n## y\n", true},
+		{"not html: lower-case doctype", "<!doctype html>\n## y\n", true},
+		{"not html: a comparison", "< 5 apples\n## y\n", true},
+		{"kind 7 is goldmark's", "<span>\n## x\n\n## y\n", false},
+		{"indented html is goldmark's", "- a\n  <div>\n## y\n", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fast, ok := scanHeadings([]byte(tc.body), 0)
+			if ok != tc.ok {
+				t.Fatalf("scan ok = %v, want %v", ok, tc.ok)
+			}
+			slow := goldmarkHeadings([]byte(tc.body), 0)
+			if ok && fmt.Sprint(fast) != fmt.Sprint(slow) {
+				t.Errorf("scan %v, goldmark %v", fast, slow)
+			}
+		})
 	}
 }
