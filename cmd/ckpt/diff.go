@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -85,7 +86,7 @@ func runDiff(c *cli.Context, env *Env) error {
 	}
 	var older []byte
 	if from != repo.ZeroHash {
-		if older, err = r.ReadFile(from, file); err != nil && !strings.Contains(err.Error(), "no such file") {
+		if older, err = r.ReadFile(from, file); err != nil && !errors.Is(err, repo.ErrNoFile) {
 			return err
 		}
 	}
