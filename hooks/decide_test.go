@@ -260,27 +260,8 @@ func tickDecide(home string, paths map[string][2]string) (int, error) {
 	return busy, nil
 }
 
-// TestTickDecideBudget holds the budget: a tick over 1,000 idle sessions in
-// ≤ 300 ms (best of three, to ignore a cold cache).
-func TestTickDecideBudget(t *testing.T) {
-	home, paths := idleStore(t, 1000)
-	best := time.Hour
-	for range 3 {
-		start := time.Now()
-		busy, err := tickDecide(home, paths)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if busy != 0 {
-			t.Fatalf("%d idle sessions need a checkpoint", busy)
-		}
-		best = min(best, time.Since(start))
-	}
-	if best > 300*time.Millisecond {
-		t.Errorf("tick over 1,000 idle sessions took %s, budget 300ms", best)
-	}
-}
-
+// BenchmarkTickDecide1000 is the budget for a tick over 1,000 idle sessions
+// (≤ 300 ms), in-process; internal/proctest measures the whole ckpt cron tick process.
 func BenchmarkTickDecide1000(b *testing.B) {
 	home, paths := idleStore(b, 1000)
 	for b.Loop() {
