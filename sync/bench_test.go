@@ -3,6 +3,7 @@ package sync
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -102,9 +103,12 @@ func BenchmarkSparseSync50MBTranscript(b *testing.B) {
 		written += n
 	}
 	f.Close()
-	if _, err := ts.Sync(r, Options{Mode: Sparse, Transcript: path}); err != nil {
+	// The session has followed the transcript so far: its offset is at the end. (A first
+	// sync would read all 50 MB, and its memory would hide the sparse sync's.)
+	if err := ts.saveDeltaState(r.ID, deltaState{Transcript: path, Offset: int64(written)}); err != nil {
 		b.Fatal(err)
 	}
+	runtime.GC()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
