@@ -11,7 +11,7 @@ func main() {
 	// ckpt runs for milliseconds: fewer, later collections cost less than the memory they
 	// would save (a 1 MB diff spent more time in the collector than in the diff).
 	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(400)
+		debug.SetGCPercent(200)
 	}
 	os.Exit(Main(os.Args[1:], stdEnv()))
 }
