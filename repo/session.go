@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 
 	gitconfig "github.com/go-git/go-git/v5/plumbing/format/config"
 )
@@ -359,5 +358,3 @@ func (r *Repo) WorkPath(name string) string { return filepath.Join(r.WorkDir, na
 
 // Store returns the store the repository belongs to.
 func (r *Repo) Store() *Store { return r.store }
-
-func isDotName(name string) bool { return strings.HasPrefix(name, ".") }

@@ -78,6 +78,13 @@ func TestPromotionAcrossSessionsAndReview(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	outcomes := map[string]string{}
+	for _, p := range rep.Promotions {
+		outcomes[p.ID] = p.Outcome
+	}
+	if outcomes[rej] != "rejected" || outcomes[acc] != "provenance" {
+		t.Errorf("promotion outcomes from session c = %v", outcomes)
+	}
 	kg, _ = ts.KnowledgeGraph()
 	for _, e := range kg.Entries {
 		if e.ID == rej && (e.State != StateRejected || len(e.Provenance) != 2) {

@@ -121,12 +121,9 @@ func spillTopic(t *Template, id sections.ID) string {
 	if r := roleOf(t, id); r == templates.RoleCatchAll {
 		return "notes"
 	}
-	var words []string
-	for _, f := range strings.FieldsFunc(strings.ToLower(sections.HeadingTitle(t.Doc.Section(id).HeadingLine())), func(r rune) bool {
+	words := strings.FieldsFunc(strings.ToLower(sections.HeadingTitle(t.Doc.Section(id).HeadingLine())), func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9')
-	}) {
-		words = append(words, f)
-	}
+	})
 	if len(words) > 0 {
 		return strings.Join(words, "-")
 	}
