@@ -3,7 +3,6 @@ package search
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,12 +11,11 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ckpt-dev/ckpt/internal/golden"
 	"github.com/ckpt-dev/ckpt/repo"
 	"github.com/ckpt-dev/ckpt/sections"
 	ckptsync "github.com/ckpt-dev/ckpt/sync"
 )
-
-var updateGolden = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
 // fixture is a store in a temporary directory with a clock that moves a minute per write,
 // so commit hashes, and with them the golden files, are stable.
@@ -167,25 +165,9 @@ func format(hits []Hit) []byte {
 	return b.Bytes()
 }
 
-func golden(t *testing.T, name string, got []byte) {
+func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *updateGolden {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file:\n%s", name, sections.UnifiedDiff("want", "got", want, got))
-	}
+	golden.Check(t, filepath.Join("testdata", "golden", name), got)
 }
 
 func TestSearchGolden(t *testing.T) {
@@ -214,7 +196,7 @@ func TestSearchGolden(t *testing.T) {
 			if len(hits) == 0 {
 				t.Fatal("no hits: a golden query should find something")
 			}
-			golden(t, tc.name+".txt", format(hits))
+			checkGolden(t, tc.name+".txt", format(hits))
 		})
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,22 +12,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ckpt-dev/ckpt/internal/golden"
 	"github.com/ckpt-dev/ckpt/sections"
 )
-
-// -update rewrites the golden files under testdata/. Another test file of the package may
-// declare the same flag as a package variable (those are set before init runs), so it is
-// declared here only when nobody has.
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite golden files")
-	}
-}
-
-func deltaUpdating() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
 
 const (
 	deltaCorpus     = "../testdata/corpus"
@@ -41,20 +27,7 @@ const (
 // deltaGolden compares got with testdata/delta/name, or rewrites the file under -update.
 func deltaGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", "delta", name)
-	if deltaUpdating() {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (run with -update to accept)\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", "delta", name), got)
 }
 
 func deltaTime(t testing.TB, s string) time.Time {

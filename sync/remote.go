@@ -57,15 +57,7 @@ type PushReport struct {
 // git push. Commits that would leave are scanned for secrets first; any found refuse the
 // push (ErrSecrets) unless AllowSecrets or the config's allowlist lets them through.
 func (s *Service) Push(o RemoteOptions) (*PushReport, error) {
-	url, err := s.Store.RemoteURL(o.Remote)
-	if err != nil {
-		return nil, err
-	}
-	t, err := s.Store.Transport()
-	if err != nil {
-		return nil, err
-	}
-	unlock, err := s.Store.Lock(t.LockName, true)
+	url, t, unlock, err := s.openTransport(o.Remote)
 	if err != nil {
 		return nil, err
 	}
@@ -148,6 +140,23 @@ func (s *Service) Push(o RemoteOptions) (*PushReport, error) {
 		}
 	}
 	return rep, nil
+}
+
+// openTransport resolves a remote's URL and locks the transport repository.
+func (s *Service) openTransport(remote string) (string, *repo.Repo, repo.Unlock, error) {
+	url, err := s.Store.RemoteURL(remote)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	t, err := s.Store.Transport()
+	if err != nil {
+		return "", nil, nil, err
+	}
+	unlock, err := s.Store.Lock(t.LockName, true)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	return url, t, unlock, nil
 }
 
 func transportRef(r *repo.Repo) string {
@@ -311,15 +320,7 @@ type PulledSession struct {
 // the merged files with conflict markers in the work tree, records the pending merge
 // (MERGE_HEAD), and makes the pull return ErrConflict; `ckpt commit` finishes it.
 func (s *Service) Pull(o RemoteOptions) (*PullReport, error) {
-	url, err := s.Store.RemoteURL(o.Remote)
-	if err != nil {
-		return nil, err
-	}
-	t, err := s.Store.Transport()
-	if err != nil {
-		return nil, err
-	}
-	unlock, err := s.Store.Lock(t.LockName, true)
+	url, t, unlock, err := s.openTransport(o.Remote)
 	if err != nil {
 		return nil, err
 	}

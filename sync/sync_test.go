@@ -3,7 +3,6 @@ package sync
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"fmt"
 	"math/rand"
 	"os"
@@ -14,11 +13,10 @@ import (
 
 	"github.com/ckpt-dev/ckpt/internal/config"
 	"github.com/ckpt-dev/ckpt/internal/gittest"
+	"github.com/ckpt-dev/ckpt/internal/golden"
 	"github.com/ckpt-dev/ckpt/repo"
 	"github.com/ckpt-dev/ckpt/sections"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
 func corpusFile(t testing.TB, name string) []byte {
 	b, err := os.ReadFile(filepath.Join("..", "testdata", "corpus", name))
@@ -71,25 +69,9 @@ func (ts *testService) session(t testing.TB, id, template string, checkpoint, no
 	return r
 }
 
-func golden(t *testing.T, name string, got []byte) {
+func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file:\n%s", name, sections.UnifiedDiff("want", "got", want, got))
-	}
+	golden.Check(t, filepath.Join("testdata", "golden", name), got)
 }
 
 func TestSyncGoldenSix(t *testing.T) {
@@ -113,7 +95,7 @@ func TestSyncGoldenSix(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		golden(t, name, b)
+		checkGolden(t, name, b)
 	}
 	notesTmpl, _ := ts.notesTemplate(mustTemplate(t, ts, "six"))
 	if got, _ := os.ReadFile(r.WorkPath(NotesFile)); !bytes.Equal(got, notesTmpl) {
@@ -166,7 +148,7 @@ func TestSyncGoldenEleven(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		golden(t, name, b)
+		checkGolden(t, name, b)
 	}
 	want := map[string]sections.ID{
 		"rule": "§3", "fact": "§7", "bug": "§8", "decision": "§10", "file": "§6", "literal": "§3", "status": "§5", "open": "§11",

@@ -338,6 +338,16 @@ func (a *app) session(c *cli.Context) (*repo.Repo, error) {
 	return r, err
 }
 
+// openSession opens the store and the session named by -s: what most commands start with.
+func openSession(c *cli.Context, env *Env) (*app, *repo.Repo, error) {
+	a, err := open(c, env)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := a.session(c)
+	return a, r, err
+}
+
 // readLock takes the shared lock of a repository for the duration of a read.
 func (a *app) readLock(r *repo.Repo) (repo.Unlock, error) {
 	return a.store.Lock(r.LockName, false)

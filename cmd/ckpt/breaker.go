@@ -106,11 +106,7 @@ func runBreakerReset(c *cli.Context, env *Env) error {
 	if err := noArgs(c); err != nil {
 		return err
 	}
-	a, err := open(c, env)
-	if err != nil {
-		return err
-	}
-	r, err := a.session(c)
+	a, r, err := openSession(c, env)
 	if err != nil {
 		return err
 	}

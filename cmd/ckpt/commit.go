@@ -41,11 +41,7 @@ func runCommit(c *cli.Context, env *Env) error {
 	if !ckptsync.ValidTrigger(trigger) {
 		return usageError("--trigger %q: want one of %s", trigger, strings.Join(ckptsync.Triggers, ", "))
 	}
-	a, err := open(c, env)
-	if err != nil {
-		return err
-	}
-	r, err := a.session(c)
+	a, r, err := openSession(c, env)
 	if err != nil {
 		return err
 	}

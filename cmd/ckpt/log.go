@@ -83,11 +83,7 @@ func runLog(c *cli.Context, env *Env) error {
 	if c.Int("n") < 0 {
 		return usageError("-n %d: want 0 or more", c.Int("n"))
 	}
-	a, err := open(c, env)
-	if err != nil {
-		return err
-	}
-	r, err := a.session(c)
+	a, r, err := openSession(c, env)
 	if err != nil {
 		return err
 	}

@@ -59,11 +59,7 @@ func runSync(c *cli.Context, env *Env) error {
 	if c.Bool("full") && c.Bool("sparse") {
 		return usageError("--full and --sparse exclude each other")
 	}
-	a, err := open(c, env)
-	if err != nil {
-		return err
-	}
-	r, err := a.session(c)
+	a, r, err := openSession(c, env)
 	if err != nil {
 		return err
 	}
