@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -115,8 +116,9 @@ func exitCode(err error) int {
 
 func newApp(env *Env) *cli.App {
 	app := &cli.App{
-		Name:  "ckpt",
-		Usage: "version an agent session's checkpoint files in git",
+		Name:    "ckpt",
+		Usage:   "version an agent session's checkpoint files in git",
+		Version: version(),
 		Description: `ckpt turns every write of a session's checkpoint.md into a commit in a per-session git
 repository, so nothing a session wrote is ever lost, and lets you browse the history
 section by section.
@@ -154,6 +156,14 @@ rejected by check, 4 busy (lock timeout), 5 merge conflict left for resolution.`
 		}
 	}
 	return app
+}
+
+// version is the module version ckpt was built from ("(devel)" for a build in the tree).
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
 }
 
 // commands lists every command; each lives in its own file.
