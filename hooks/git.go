@@ -12,7 +12,9 @@ import (
 )
 
 // gitHooks are the hooks ckpt installs, in the order status reports them.
-var gitHooks = []string{"pre-commit", "prepare-commit-msg"}
+// commit-msg adds the trailer to a message written in the editor, which
+// prepare-commit-msg sees only as an empty template.
+var gitHooks = []string{"pre-commit", "prepare-commit-msg", "commit-msg"}
 
 // gitHookMarker is the line that tells ckpt's hook scripts from anybody else's.
 const gitHookMarker = "# ckpt-managed-hook"
@@ -75,19 +77,38 @@ orig="$dir/` + hook + origSuffix + `"
 if [ -x "$orig" ]; then
 	"$orig" "$@" || exit $?
 fi
-# The store lists the work trees that have sessions in state/bound.txt: when this one is
-# not there, there is nothing to do, and starting ckpt would only cost time.
-bound="${CKPT_HOME:-$PWD/.ckpt}/state/bound.txt"
-if [ -f "$bound" ] && ! grep -qxF -- "$(pwd -P)" "$bound"; then
-	exit 0
-fi
-if ! command -v ckpt >/dev/null 2>&1; then
+` + skipWhenIdle(hook) + `if ! command -v ckpt >/dev/null 2>&1; then
 	echo "ckpt: ` + hook + ` hook: ckpt is not on PATH, no checkpoint taken" >&2
 	exit 0
 fi
 exec ckpt hook git ` + hook + ` "$@"
 `
 }
+
+// skipWhenIdle is the part of a hook script that exits before starting ckpt when there is
+// nothing for it to do.
+func skipWhenIdle(hook string) string {
+	if hook == "commit-msg" {
+		return `# prepare-commit-msg left trailers here only for a message still to be written in the
+# editor; without them there is nothing to add.
+case $1 in */*) pending=${1%/*}/` + PendingTrailers + ` ;; *) pending=` + PendingTrailers + ` ;; esac
+if [ ! -f "$pending" ]; then
+	exit 0
+fi
+`
+	}
+	return `# The store lists the work trees that have sessions in state/bound.txt: when this one is
+# not there, there is nothing to do, and starting ckpt would only cost time.
+bound="${CKPT_HOME:-$PWD/.ckpt}/state/bound.txt"
+if [ -f "$bound" ] && ! grep -qxF -- "$(pwd -P)" "$bound"; then
+	exit 0
+fi
+`
+}
+
+// PendingTrailers is the file, next to the commit message, where prepare-commit-msg leaves
+// the trailers of a message the editor has yet to write, for commit-msg to add.
+const PendingTrailers = "CKPT_TRAILERS"
 
 // InstallGit installs ckpt's hooks into the repository at repoDir. A hook that is already
 // there is moved aside untouched (bytes and mode) and chained; installing twice changes

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -231,6 +233,8 @@ const CheckpointTrailer = "Ckpt-Checkpoint"
 // current checkpoint of every session bound to workTree, one trailer per session, without
 // a duplicate on amend.
 func (rn *Runner) PrepareCommitMsg(workTree, msgFile string) error {
+	pending := filepath.Join(filepath.Dir(msgFile), PendingTrailers)
+	_ = os.Remove(pending) // left by a commit that was aborted in the editor
 	ids, err := BoundTo(rn.home(), workTree)
 	if err != nil || len(ids) == 0 {
 		return err
@@ -239,7 +243,7 @@ func (rn *Runner) PrepareCommitMsg(workTree, msgFile string) error {
 	if err != nil {
 		return err
 	}
-	msg := string(b)
+	var trailers []string
 	for _, id := range ids {
 		sid, err := repo.ParseSessionID(id)
 		if err != nil {
@@ -249,7 +253,42 @@ func (rn *Runner) PrepareCommitMsg(workTree, msgFile string) error {
 		if err != nil || h == repo.ZeroHash {
 			continue
 		}
-		msg = AddTrailer(msg, CheckpointTrailer, id+"@"+repo.ShortHash(h))
+		trailers = append(trailers, id+"@"+repo.ShortHash(h))
+	}
+	if len(trailers) == 0 {
+		return nil
+	}
+	if MessageEmpty(string(b)) {
+		// The editor has yet to run: a trailer now would make an aborted, empty commit a
+		// commit whose message is the trailer. commit-msg adds them to what was written.
+		return os.WriteFile(pending, []byte(strings.Join(trailers, "\n")+"\n"), 0o644)
+	}
+	return addTrailers(msgFile, b, trailers)
+}
+
+// CommitMsg is the git commit-msg hook: it adds the trailers prepare-commit-msg left for a
+// message written in the editor.
+func (rn *Runner) CommitMsg(msgFile string) error {
+	pending := filepath.Join(filepath.Dir(msgFile), PendingTrailers)
+	list, err := os.ReadFile(pending)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer os.Remove(pending)
+	b, err := os.ReadFile(msgFile)
+	if err != nil {
+		return err
+	}
+	return addTrailers(msgFile, b, strings.Fields(string(list)))
+}
+
+func addTrailers(msgFile string, b []byte, values []string) error {
+	msg := string(b)
+	for _, v := range values {
+		msg = AddTrailer(msg, CheckpointTrailer, v)
 	}
 	if msg == string(b) {
 		return nil

@@ -159,3 +159,17 @@ func isTrailerBlock(par []string) bool {
 	}
 	return others == 0 || gitMade && trailers*3 >= others
 }
+
+// MessageEmpty reports whether a commit message has no content yet: only blank lines and
+// comments, as git hands prepare-commit-msg the template before the editor opens.
+func MessageEmpty(msg string) bool {
+	if i := scissorsIndex(msg); i >= 0 {
+		msg = msg[:i]
+	}
+	for _, l := range strings.SplitAfter(msg, "\n") {
+		if isContent(l) {
+			return false
+		}
+	}
+	return true
+}

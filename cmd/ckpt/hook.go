@@ -24,6 +24,7 @@ one line on standard error and exit 0, unless hooks.strict = true in config.toml
 
   ckpt hook git pre-commit
   ckpt hook git prepare-commit-msg MSGFILE [SOURCE [SHA]]
+  ckpt hook git commit-msg MSGFILE
   ckpt hook claude PreCompact|Stop|SessionStart|SessionEnd   (hook JSON on standard input)`,
 		Subcommands: []*cli.Command{
 			{
@@ -105,8 +106,17 @@ func runGitHook(c *cli.Context, env *Env) error {
 			msgFile = filepath.Join(top, msgFile)
 		}
 		return a.hookFailure(rn.PrepareCommitMsg(top, msgFile))
+	case "commit-msg":
+		if len(args) < 2 {
+			return a.hookFailure(fmt.Errorf("commit-msg: no message file"))
+		}
+		msgFile := args[1]
+		if !filepath.IsAbs(msgFile) {
+			msgFile = filepath.Join(top, msgFile)
+		}
+		return a.hookFailure(rn.CommitMsg(msgFile))
 	default:
-		return a.hookFailure(fmt.Errorf("unknown git hook %q (ckpt handles pre-commit and prepare-commit-msg)", args[0]))
+		return a.hookFailure(fmt.Errorf("unknown git hook %q (ckpt handles pre-commit, prepare-commit-msg and commit-msg)", args[0]))
 	}
 }
 

@@ -15,7 +15,7 @@ import (
 func hooksCommand(env *Env) *cli.Command {
 	flags := func() []cli.Flag {
 		return []cli.Flag{
-			&cli.BoolFlag{Name: "git", Usage: "git pre-commit and prepare-commit-msg hooks"},
+			&cli.BoolFlag{Name: "git", Usage: "git pre-commit, prepare-commit-msg and commit-msg hooks"},
 			&cli.BoolFlag{Name: "claude", Usage: "Claude Code hooks (PreCompact, Stop, SessionStart, SessionEnd)"},
 			&cli.BoolFlag{Name: "cron", Usage: "a crontab line that runs ckpt cron tick"},
 			&cli.BoolFlag{Name: "merge-driver", Usage: "the section-aware merge driver for checkpoint files in this repository"},
@@ -30,8 +30,9 @@ func hooksCommand(env *Env) *cli.Command {
 		Usage: "install, remove or inspect the hooks that checkpoint for you",
 		Description: `--git installs pre-commit (a sparse checkpoint of the sessions bound to the repository,
 full when notes are pending; never blocks a commit unless hooks.strict = true) and
-prepare-commit-msg (a Ckpt-Checkpoint: <session>@<hash> trailer) into the directory git
-really uses (core.hooksPath honoured). A hook already there is kept and runs first;
+prepare-commit-msg (a Ckpt-Checkpoint: <session>@<hash> trailer; commit-msg adds it to a
+message written in the editor) into the directory git really uses (core.hooksPath
+honoured). A hook already there is kept and runs first;
 uninstall puts it back byte for byte.
 
 --claude merges ckpt's entries into Claude Code's settings (--scope project, local or
