@@ -18,8 +18,12 @@ import (
 	"github.com/ckpt-dev/ckpt/templates"
 )
 
+// TriggerAutosave marks the commit of uncommitted bytes a command found in a work tree
+// before it replaced files there.
+const TriggerAutosave = "autosave"
+
 // Triggers name what caused a commit (the Ckpt-Trigger trailer).
-var Triggers = []string{"manual", "write", "sparse", "full", "hook", "cron", "restore", "merge"}
+var Triggers = []string{"manual", "write", "sparse", "full", "hook", "cron", "restore", "merge", TriggerAutosave}
 
 // ValidTrigger reports whether t is one of Triggers.
 func ValidTrigger(t string) bool {
