@@ -34,6 +34,8 @@ type Options struct {
 	Logs       []string // daily logs memory/YYYY-MM-DD.md
 	Tasks      string   // task database (JSON)
 	Trigger    string   // the Ckpt-Trigger trailer; defaults to the mode
+	// AllowShrink lets the agent's checkpoint lose more entries than the shrink guard allows.
+	AllowShrink bool
 }
 
 // Report says what a sync did (or, with DryRun, would do).
@@ -224,11 +226,11 @@ func (s *Service) syncOnce(r *repo.Repo, o Options) (*Report, error) {
 		}
 	}
 
-	co := CommitOptions{Trigger: o.Trigger}
+	co := CommitOptions{Trigger: o.Trigger, AllowShrink: o.AllowShrink}
 	if db != nil {
 		co.TaskIDs = db.IDs()
 	}
-	sp, res, err := s.prepareCommit(r, commitPlan{head: head, old: old, next: files, disk: disk, touch: names(files)}, co, o.DryRun)
+	sp, res, err := s.prepareCommit(r, commitPlan{head: head, old: old, next: files, disk: disk, touch: names(files), agent: disk[CheckpointFile]}, co, o.DryRun)
 	if err != nil {
 		return nil, err
 	}

@@ -35,6 +35,8 @@ type CommitOptions struct {
 	Parents []repo.Hash
 	// Verbatim commits the bytes as they are, without metadata upkeep (an autosave).
 	Verbatim bool
+	// AllowShrink lets the checkpoint lose more entries than the shrink guard allows.
+	AllowShrink bool
 }
 
 // Result is what a commit did.
@@ -290,6 +292,9 @@ type commitPlan struct {
 	old, next map[string][]byte
 	disk      map[string][]byte // the work tree as read; nil: no compare and swap
 	touch     []string
+	// agent, when set, is the checkpoint as the agent wrote it, which the shrink guard
+	// checks instead of the committed one (a sync's own moves are not the agent's).
+	agent []byte
 }
 
 // commitFiles makes one commit on main: metadata upkeep, check (reject on errors), message,
@@ -375,7 +380,15 @@ func (s *Service) prepareCommit(r *repo.Repo, cp commitPlan, o CommitOptions, dr
 			next[CheckpointFile] = cpb
 		}
 		if !same {
-			_, findings := s.Check(t, cpb, CheckOptions{TaskIDs: o.TaskIDs})
+			co := CheckOptions{TaskIDs: o.TaskIDs}
+			guard := shrinkGuarded(o) && old[CheckpointFile] != nil
+			if guard && cp.agent == nil {
+				co.Previous, co.Elsewhere = old[CheckpointFile], SpillFiles(next)
+			}
+			_, findings := s.Check(t, cpb, co)
+			if guard && cp.agent != nil && !bytes.Equal(cp.agent, old[CheckpointFile]) && !sections.HasErrors(findings) {
+				findings = append(findings, sections.Shrink(t.Parse(old[CheckpointFile]), t.Parse(cp.agent), s.shrinkRules(t, SpillFiles(cp.disk)))...)
+			}
 			if sections.HasErrors(findings) {
 				if dry {
 					return nil, res, &RejectedError{File: r.WorkPath(CheckpointFile), Findings: findings}
@@ -406,6 +419,12 @@ func (s *Service) prepareCommit(r *repo.Repo, cp commitPlan, o CommitOptions, dr
 		return nil, res, err
 	}
 	return p, res, nil
+}
+
+// shrinkGuarded says whether a commit goes through the shrink guard: not when the user asked
+// to go back to an earlier version (restore) or a merge took the other side's removals.
+func shrinkGuarded(o CommitOptions) bool {
+	return !o.AllowShrink && o.Trigger != "restore" && o.Trigger != "merge"
 }
 
 // maintain keeps the metadata lines ckpt owns: _last_updated_ becomes now when the content

@@ -27,6 +27,7 @@ Examples:
 			sessionFlag(),
 			&cli.StringFlag{Name: "message", Aliases: []string{"m"}, Usage: "describe the change in the commit subject"},
 			&cli.StringFlag{Name: "trigger", Value: "manual", Usage: "what caused the commit: " + strings.Join(ckptsync.Triggers, ", ")},
+			allowShrinkFlag(),
 			jsonFlag(),
 		},
 		Action: func(c *cli.Context) error { return runCommit(c, env) },
@@ -45,7 +46,7 @@ func runCommit(c *cli.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	res, err := a.svc.CommitDisk(r, ckptsync.CommitOptions{Trigger: trigger, Message: c.String("message")})
+	res, err := a.svc.CommitDisk(r, ckptsync.CommitOptions{Trigger: trigger, Message: c.String("message"), AllowShrink: c.Bool("allow-shrink")})
 	return a.reportCommit(c, r, res, err)
 }
 

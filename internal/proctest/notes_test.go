@@ -24,7 +24,7 @@ func TestNotesAppendedDuringSync(t *testing.T) {
 	s := newStore(t)
 	const id = "notes"
 	s.mustRun(t, nil, "init", "-s", id)
-	s.mustRun(t, checkpoint("Route the agent's notes"), "write", "-s", id)
+	s.mustRun(t, checkpoint("Route the agent's notes"), "write", "-s", id, "--allow-shrink")
 	notes := filepath.Join(s.sessionDir(id), "notes.md")
 
 	var (
@@ -55,7 +55,7 @@ func TestNotesAppendedDuringSync(t *testing.T) {
 	}()
 	for i := range runs {
 		if i%3 == 2 {
-			s.mustRun(t, checkpoint(fmt.Sprintf("Route the agent's notes, round %d", i)), "write", "-s", id)
+			s.mustRun(t, checkpoint(fmt.Sprintf("Route the agent's notes, round %d", i)), "write", "-s", id, "--allow-shrink")
 			continue
 		}
 		s.mustRun(t, nil, "sync", "-s", id)
