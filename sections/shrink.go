@@ -30,9 +30,11 @@ type Entry struct {
 }
 
 var (
-	listItem    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^ {0,3}(?:[-*+]|\d{1,9}[.)])[ \t]+(.*)$`) })
-	checkbox    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\[[ xX]\][ \t]+`) })
-	superseded  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^~~.*~~|\(superseded\b|\bsuperseded by\b|已废弃|已被.*取代`) })
+	listItem   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^ {0,3}(?:[-*+]|\d{1,9}[.)])[ \t]+(.*)$`) })
+	checkbox   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\[[ xX]\][ \t]+`) })
+	superseded = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)^~~.*~~|\(superseded\b|\bsuperseded by\b|已废弃|已被.*取代`)
+	})
 	statusEmoji = []string{"🔵", "🔄", "🟡", "✅", "❌"}
 )
 
