@@ -88,13 +88,19 @@ func (r *Repo) Prepare(req CommitRequest) (*Prepared, error) {
 			return nil, err
 		}
 	}
-	head, err := readRef(r.GitDir, MainRef)
+	head, err := r.readMain()
 	if err != nil {
 		return nil, err
 	}
 	parents := req.Parents
 	if parents == nil && head != ZeroHash {
 		parents = []Hash{head}
+	}
+	// A parent the repository lacks would make a commit git cannot walk past.
+	for _, p := range parents {
+		if p != r.known.commit && !r.isCommit(p) {
+			return nil, fmt.Errorf("%s: %w: %s is not a commit this repository holds; nothing committed\nhint: ckpt doctor -s %s checks the repository", r.ID, ErrMissingParent, p, r.ID)
+		}
 	}
 	entries := make([]treeEntry, 0, len(req.Files))
 	for name, data := range req.Files {
@@ -280,7 +286,7 @@ func (r *Repo) writeWorkTree(files map[string][]byte, oldTree map[string]Hash) (
 }
 
 // Head returns the commit main points to (ZeroHash before the first commit).
-func (r *Repo) Head() (Hash, error) { return readRef(r.GitDir, MainRef) }
+func (r *Repo) Head() (Hash, error) { return r.readMain() }
 
 // Reject keeps the bytes of a rejected write as a commit under refs/ckpt/rejected/<n>, off
 // the main history: its parent is HEAD, its tree is HEAD's with the rejected files. It
