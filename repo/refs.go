@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // MainRef is the branch every session commits to.
@@ -248,9 +249,8 @@ func (r *Repo) readMain() (Hash, error) {
 		}
 	}
 	entry := r.reflogCandidate(func(h Hash) bool { return r.isCommit(h) })
-	if state == "is missing" && entry == nil && !hasObjects(r.GitDir) &&
-		r.reflogCandidate(func(Hash) bool { return true }) == nil {
-		return ZeroHash, nil // before the first commit
+	if state == "is missing" && entry == nil && r.reflogCandidate(func(Hash) bool { return true }) == nil && !r.hadHistory() {
+		return ZeroHash, nil // before the first commit, or a first commit a crash cut short
 	}
 	return ZeroHash, &LostRefError{Repo: r.ID, Ref: MainRef, State: state, Entry: entry}
 }
@@ -308,21 +308,27 @@ func readReflog(gitDir, file string) []ReflogEntry {
 	return out
 }
 
-// hasObjects reports whether the repository holds any object, loose or packed.
-func hasObjects(gitDir string) bool {
-	es, err := os.ReadDir(filepath.Join(gitDir, "objects"))
-	if err != nil {
-		return false
-	}
+// hadHistory reports whether the repository shows that main once had history beyond a
+// first commit: a pack (only many commits or a copied history make one), or a loose
+// commit with a parent. A first commit that a crash cut short before its ref (objects, no
+// ref, no reflog) does not count, so it can be made again.
+func (r *Repo) hadHistory() bool {
+	es, _ := os.ReadDir(filepath.Join(r.GitDir, "objects", "pack"))
 	for _, e := range es {
-		if !e.IsDir() || (len(e.Name()) != 2 && e.Name() != "pack") {
+		if strings.HasSuffix(e.Name(), ".pack") {
+			return true
+		}
+	}
+	loose, _ := r.looseObjects()
+	s := r.reader().storage
+	for _, h := range loose {
+		o, err := s.EncodedObject(plumbing.CommitObject, h)
+		if err != nil {
 			continue
 		}
-		sub, _ := os.ReadDir(filepath.Join(gitDir, "objects", e.Name()))
-		for _, s := range sub {
-			if n := s.Name(); (len(n) == 38 && e.Name() != "pack") || strings.HasSuffix(n, ".pack") {
-				return true
-			}
+		c := &object.Commit{}
+		if c.Decode(o) == nil && len(c.ParentHashes) > 0 {
+			return true
 		}
 	}
 	return false

@@ -99,3 +99,31 @@ func TestLostMainRef(t *testing.T) {
 		})
 	}
 }
+
+// TestFirstCommitCutShort: objects of a first commit that a crash cut short before its
+// ref (no ref, no reflog, no commit with a parent) are no history: the commit can be
+// made again. With a second commit's objects it is a lost main.
+func TestFirstCommitCutShort(t *testing.T) {
+	for _, tc := range []struct {
+		commits int
+		lost    bool
+	}{{1, false}, {2, true}} {
+		st := testStore(t)
+		r, _, err := st.Init("f", InitOptions{Files: map[string][]byte{"checkpoint.md": []byte("0\n")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.commits == 2 {
+			if _, _, err := r.Commit(CommitRequest{Files: map[string][]byte{"checkpoint.md": []byte("1\n")}, Message: "m\n"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_ = os.Remove(filepath.Join(r.GitDir, "refs", "heads", "main"))
+		_ = os.RemoveAll(filepath.Join(r.GitDir, "logs"))
+		r.Reset()
+		h, err := r.Head()
+		if lost := errors.Is(err, ErrLostRef); lost != tc.lost || (!lost && (err != nil || h != ZeroHash)) {
+			t.Errorf("%d commit(s): Head = %s %v, want lost=%v", tc.commits, short(h), err, tc.lost)
+		}
+	}
+}
