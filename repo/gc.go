@@ -354,10 +354,17 @@ func (r *Repo) Repack(pruneBefore time.Time) (RepackReport, error) {
 		r.Reset()
 	}
 
-	// Everything reachable is durable in target from here on.
+	// Everything reachable is durable in target from here on. after is what is left.
 	after := map[Hash]bool{}
 	for h := range reach {
 		after[h] = true
+	}
+	for _, p := range packs {
+		if p.name == target {
+			for _, h := range p.objects {
+				after[h] = true // a kept pack may hold young unreachable objects
+			}
+		}
 	}
 	for _, h := range loose {
 		if reach[h] {

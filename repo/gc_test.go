@@ -38,6 +38,8 @@ func TestRepackRootsAndGrace(t *testing.T) {
 		setup func(t *testing.T, r *Repo, hs []Hash) Hash
 		prune time.Duration // objects older than this are pruned
 		keep  bool
+		// pruned and kept are the unreachable objects the report counts.
+		pruned, kept int
 	}{
 		{"commit only a reflog names", func(t *testing.T, r *Repo, hs []Hash) Hash {
 			// main moved back (as git reset would): the newest commit is in the reflog only
@@ -45,7 +47,7 @@ func TestRepackRootsAndGrace(t *testing.T) {
 				t.Fatal(err)
 			}
 			return hs[2]
-		}, 0, true},
+		}, 0, true, 0, 0},
 		{"MERGE_HEAD", func(t *testing.T, r *Repo, hs []Hash) Hash {
 			p, err := r.Prepare(CommitRequest{Files: map[string][]byte{"checkpoint.md": []byte("theirs\n")}, Message: "theirs\n"})
 			if err != nil {
@@ -55,34 +57,34 @@ func TestRepackRootsAndGrace(t *testing.T) {
 				t.Fatal(err)
 			}
 			return p.Commit()
-		}, 0, true},
+		}, 0, true, 0, 0},
 		{"rejected write", func(t *testing.T, r *Repo, hs []Hash) Hash {
 			_, h, err := r.Reject(map[string][]byte{"checkpoint.md": []byte("rejected\n")}, "rejected\n")
 			if err != nil {
 				t.Fatal(err)
 			}
 			return h
-		}, 0, true},
+		}, 0, true, 0, 0},
 		{"blob only the index names", func(t *testing.T, r *Repo, hs []Hash) Hash {
 			h := looseObject(t, r, "staged\n", 0)
 			if err := r.store.writeIndex(r.GitDir, r.WorkDir, []treeEntry{{"checkpoint.md", objectHash(plumbing.BlobObject, []byte("2\n"))}, {"notes.md", h}}); err != nil {
 				t.Fatal(err)
 			}
 			return h
-		}, 0, true},
+		}, 0, true, 0, 0},
 		{"young unreachable loose object", func(t *testing.T, r *Repo, hs []Hash) Hash {
 			return looseObject(t, r, "young\n", time.Hour)
-		}, DefaultPruneAge, true},
+		}, DefaultPruneAge, true, 0, 1},
 		{"old unreachable loose object", func(t *testing.T, r *Repo, hs []Hash) Hash {
 			return looseObject(t, r, "old\n", 15*24*time.Hour)
-		}, DefaultPruneAge, false},
+		}, DefaultPruneAge, false, 1, 0},
 		{"young unreachable packed object", func(t *testing.T, r *Repo, hs []Hash) Hash {
 			h := looseObject(t, r, "young packed\n", 0)
 			if err := r.Pack(); err != nil {
 				t.Fatal(err)
 			}
 			return h
-		}, DefaultPruneAge, true},
+		}, DefaultPruneAge, true, 0, 1},
 		{"old unreachable packed object", func(t *testing.T, r *Repo, hs []Hash) Hash {
 			h := looseObject(t, r, "old packed\n", 0)
 			if err := r.Pack(); err != nil {
@@ -94,14 +96,18 @@ func TestRepackRootsAndGrace(t *testing.T) {
 				_ = os.Chtimes(p, old, old)
 			}
 			return h
-		}, DefaultPruneAge, false},
+		}, DefaultPruneAge, false, 1, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, hs := threeCommits(t)
 			h := tc.setup(t, r, hs)
 			r.Reset()
-			if _, err := r.Repack(time.Now().Add(time.Second - tc.prune)); err != nil {
+			rep, err := r.Repack(time.Now().Add(time.Second - tc.prune))
+			if err != nil {
 				t.Fatal(err)
+			}
+			if rep.Pruned != tc.pruned || rep.Kept != tc.kept || rep.Missing != 0 {
+				t.Errorf("report %+v, want %d pruned, %d kept", rep, tc.pruned, tc.kept)
 			}
 			if got := r.has(h); got != tc.keep {
 				t.Errorf("after the repack, has %s = %v, want %v", short(h), got, tc.keep)
