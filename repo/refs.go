@@ -218,13 +218,26 @@ type LostRefError struct {
 	// Entry is the newest reflog entry that names a commit the repository holds; nil when
 	// no reflog does.
 	Entry *ReflogEntry
+	// GitDir is set for a repository that is not a session (ckpt doctor does not know it).
+	GitDir string
 }
 
 func (e *LostRefError) Error() string {
 	if e.Entry == nil {
-		return fmt.Sprintf("%s: %s %s and no reflog names a commit; nothing committed\nhint: ckpt doctor -s %s says what is left", e.Repo, e.Ref, e.State, e.Repo)
+		return fmt.Sprintf("%s: %s %s and no reflog names a commit; nothing committed\nhint: %s", e.Repo, e.Ref, e.State, e.hint("says what is left"))
 	}
-	return fmt.Sprintf("%s: %s %s; the reflog (%s) last points to %s\nhint: ckpt doctor -s %s restores it from the reflog", e.Repo, e.Ref, e.State, e.Entry.File, e.Entry.New, e.Repo)
+	return fmt.Sprintf("%s: %s %s; the reflog (%s) last points to %s\nhint: %s", e.Repo, e.Ref, e.State, e.Entry.File, e.Entry.New, e.hint("restores it from the reflog"))
+}
+
+// hint names ckpt doctor for a session; the knowledge repository is repaired with git.
+func (e *LostRefError) hint(doctor string) string {
+	if e.GitDir != "" {
+		if e.Entry == nil {
+			return "git -C " + e.GitDir + " fsck --lost-found lists commits to restore it to with git update-ref"
+		}
+		return "git -C " + e.GitDir + " update-ref " + e.Ref + " " + e.Entry.New.String() + " restores it"
+	}
+	return "ckpt doctor -s " + e.Repo + " " + doctor
 }
 
 func (e *LostRefError) Unwrap() error { return ErrLostRef }
@@ -252,7 +265,11 @@ func (r *Repo) readMain() (Hash, error) {
 	if state == "is missing" && entry == nil && r.reflogCandidate(func(Hash) bool { return true }) == nil && !r.hadHistory() {
 		return ZeroHash, nil // before the first commit, or a first commit a crash cut short
 	}
-	return ZeroHash, &LostRefError{Repo: r.ID, Ref: MainRef, State: state, Entry: entry}
+	lost := &LostRefError{Repo: r.ID, Ref: MainRef, State: state, Entry: entry}
+	if r.LockName != r.ID {
+		lost.GitDir = r.GitDir // the knowledge repository
+	}
+	return ZeroHash, lost
 }
 
 // isCommit reports whether the repository holds h as a commit.
