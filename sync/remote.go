@@ -722,9 +722,11 @@ func (s *Service) Clone(url string, network *repo.GitNetwork, progress func(done
 	return s.Pull(RemoteOptions{Remote: "origin", Network: network, Progress: progress, Quick: true})
 }
 
-// GC squashes a session's old sparse checkpoints (repo.Squash) and repacks it. History that
-// was pushed (what the transport repository says any remote has) is left alone unless
-// force.
+// GC squashes a session's old sparse checkpoints (repo.Squash), then repacks it
+// (repo.Repack: one pack of everything reachable from a ref, a reflog, MERGE_HEAD or the
+// index; unreachable objects pruned after o.PruneBefore). History that was pushed (what the
+// transport repository says any remote has) is left alone unless force. A squash is
+// refused while a merge is pending.
 func (s *Service) GC(r *repo.Repo, o repo.SquashOptions) (repo.SquashReport, error) {
 	unlock, err := s.Store.Lock(r.LockName, true)
 	if err != nil {
@@ -744,8 +746,9 @@ func (s *Service) GC(r *repo.Repo, o repo.SquashOptions) (repo.SquashReport, err
 		}
 	}
 	rep, err := r.Squash(o)
-	if err != nil || o.DryRun || len(rep.Runs) > 0 {
+	if err != nil || o.DryRun {
 		return rep, err
 	}
-	return rep, r.Pack()
+	rep.Repack, err = r.Repack(o.PruneBefore)
+	return rep, err
 }
