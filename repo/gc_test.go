@@ -67,7 +67,7 @@ func TestRepackRootsAndGrace(t *testing.T) {
 		}, 0, true, 0, 0},
 		{"blob only the index names", func(t *testing.T, r *Repo, hs []Hash) Hash {
 			h := looseObject(t, r, "staged\n", 0)
-			if err := r.store.writeIndex(r.GitDir, r.WorkDir, []treeEntry{{"checkpoint.md", objectHash(plumbing.BlobObject, []byte("2\n"))}, {"notes.md", h}}); err != nil {
+			if err := r.store.writeIndex(r.GitDir, r.WorkDir, []treeEntry{{"checkpoint.md", objectHash(plumbing.BlobObject, []byte("2\n"))}, {"notes.md", h}}, nil); err != nil {
 				t.Fatal(err)
 			}
 			return h
