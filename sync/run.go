@@ -234,7 +234,7 @@ func (s *Service) Sync(r *repo.Repo, o Options) (*Report, error) {
 	var kp *knowledgeChange
 	if o.Mode == Full {
 		prov := Provenance{Session: r.ID, Commit: shortCommit(sp, head), Time: FormatTime(now)}
-		kp, err = s.prepareKnowledge(t, mem, doc, prov, o.DryRun, rep)
+		kp, err = s.prepareKnowledge(t, mem, doc, files, prov, o.DryRun, rep)
 		if err != nil {
 			return nil, err
 		}
@@ -606,10 +606,11 @@ func (k *knowledgeChange) discard() {
 	}
 }
 
-// prepareKnowledge promotes the checkpoint's decisions and writes MEMORY.md changes as a
-// prepared commit of the knowledge repository (nil when nothing changes). It takes the
-// knowledge lock, which the caller releases.
-func (s *Service) prepareKnowledge(t *Template, mem *memoryDoc, doc *sections.Document, prov Provenance, dry bool, rep *Report) (*knowledgeChange, error) {
+// prepareKnowledge promotes the session's decisions (the checkpoint's and those spilled
+// from it, files being the session's new files) and writes MEMORY.md changes as a prepared
+// commit of the knowledge repository (nil when nothing changes). It takes the knowledge
+// lock, which the caller releases.
+func (s *Service) prepareKnowledge(t *Template, mem *memoryDoc, doc *sections.Document, files map[string][]byte, prov Provenance, dry bool, rep *Report) (*knowledgeChange, error) {
 	unlock, err := s.Store.Lock(repo.KnowledgeLock, true)
 	if err != nil {
 		return nil, err
@@ -635,18 +636,8 @@ func (s *Service) prepareKnowledge(t *Template, mem *memoryDoc, doc *sections.Do
 	if err != nil {
 		return fail(fmt.Errorf("%s: %w", filepath.Join(dir, KnowledgeFile), err))
 	}
-	var decisions []string
-	if id := t.Section(templates.RoleDecisions); id != "" {
-		ed := newEditor(doc, t.Spec.Empty)
-		for _, it := range ed.itemsRaw(id) {
-			if spillIndexLine().MatchString(it) {
-				continue
-			}
-			decisions = append(decisions, strings.TrimSpace(itemPrefix().ReplaceAllString(it, "")))
-		}
-	}
-	rep.Promotions = append(rep.Promotions, kg.Promote(decisions, prov, s.Config.Review())...)
-	files := map[string][]byte{KnowledgeFile: kg.Render(), MemoryFile: mem.doc.Render()}
+	rep.Promotions = append(rep.Promotions, kg.Promote(sessionDecisions(t, doc, files), prov, s.Config.Review())...)
+	files = map[string][]byte{KnowledgeFile: kg.Render(), MemoryFile: mem.doc.Render()}
 	changed := false
 	oldKG, _ := os.ReadFile(filepath.Join(dir, KnowledgeFile))
 	for name, b := range files {
