@@ -341,14 +341,11 @@ func (s *Service) recoverDelta(t *Template, doc *sections.Document, o Options, d
 	}
 	var entries []DeltaEntry
 	if next.Transcript != "" {
-		// The first read of a transcript takes all of it (the 2 KB limit keeps the newest):
-		// a session created at PreCompact must not lose the conversation that led there.
-		// Later reads start at the saved offset, past what earlier syncs took.
-		tsince := since
-		if next.Offset == 0 {
-			tsince = time.Time{}
-		}
-		tr, err := ReadTranscript(next.Transcript, next.Offset, tsince)
+		// The offset, not the clock, says what is new: the first read of a transcript takes
+		// all of it (the 2 KB limit keeps the newest), so a session created at PreCompact
+		// keeps the conversation that led there, and later reads take every line past the
+		// saved offset, even one older than _last_updated_ (a write moved it meanwhile).
+		tr, err := ReadTranscript(next.Transcript, next.Offset, time.Time{})
 		if err != nil {
 			return ds, err
 		}
