@@ -345,13 +345,16 @@ func (s *Service) recoverDelta(t *Template, doc *sections.Document, o Options, d
 		// all of it (the 2 KB limit keeps the newest), so a session created at PreCompact
 		// keeps the conversation that led there, and later reads take every line past the
 		// saved offset, even one older than _last_updated_ (a write moved it meanwhile).
+		// A transcript that is gone, unreadable or not a regular file costs the delta, never
+		// the checkpoint: hooks and ticks keep committing, and the offset stays.
 		tr, err := ReadTranscript(next.Transcript, next.Offset, time.Time{})
 		if err != nil {
-			return ds, err
+			rep.Warnings = append(rep.Warnings, err.Error()+"; checkpoint taken without a delta from it")
+		} else {
+			entries = append(entries, tr.Entries...)
+			rep.Warnings = append(rep.Warnings, tr.Warnings...)
+			next.Offset = tr.Next
 		}
-		entries = append(entries, tr.Entries...)
-		rep.Warnings = append(rep.Warnings, tr.Warnings...)
-		next.Offset = tr.Next
 	}
 	for _, l := range o.Logs {
 		es, warns, err := ReadDailyLog(l, since)
