@@ -477,7 +477,7 @@ func (s *Service) integrate(r *repo.Repo, src *repo.Repo, theirs repo.Hash, labe
 		return ps, err
 	}
 	defer unlock()
-	if err := s.finishPull(r); err != nil {
+	if err := s.FinishPull(r); err != nil {
 		return ps, fmt.Errorf("%s: finish the interrupted pull: %w", r.ID, err)
 	}
 	if mh, err := r.MergeHead(); err != nil || mh != repo.ZeroHash {
@@ -580,7 +580,7 @@ func (s *Service) integrate(r *repo.Repo, src *repo.Repo, theirs repo.Hash, labe
 // when it installs a commit (the target of a fast-forward, or its merge commit: the files,
 // then main), "conflict <theirs> <label>" when it leaves a conflicted merge (the files, then
 // MERGE_HEAD). A pull killed in between is finished or taken back by the next one
-// (finishPull), instead of its files being taken for new work: that made a commit the
+// (FinishPull), instead of its files being taken for new work: that made a commit the
 // remote never has, and a new merge on every later pull.
 const pullMarker = "CKPT_PULL"
 
@@ -600,17 +600,18 @@ func notePull(r *repo.Repo, note string, apply func() error) error {
 	return err
 }
 
-// finishPull deals with the note of a pull that was killed (see pullMarker). The disk is
+// FinishPull deals with the note of a pull that was killed (see pullMarker). The disk is
 // only ever changed when every file of the work tree is a version the pull itself had
 // there: main's or the one it was writing. Otherwise (someone committed or edited since)
 // the note is dropped and the work tree is left as it is. The caller holds the
-// repository's lock.
+// repository's lock. A pull calls it first; any command that commits what is on disk
+// should too, or it records the files of a killed pull as new work.
 //
 //   - Installing a commit that main leads to: main moves to it (the fast-forward or merge
 //     is finished), and a work tree already at main gets its index written again.
 //   - Leaving a conflict, killed before MERGE_HEAD was written: the merged files are taken
 //     back to main's, so the pull merges again and reports the conflict.
-func (s *Service) finishPull(r *repo.Repo) error {
+func (s *Service) FinishPull(r *repo.Repo) error {
 	marker := filepath.Join(r.GitDir, pullMarker)
 	b, err := os.ReadFile(marker)
 	if errors.Is(err, fs.ErrNotExist) {
