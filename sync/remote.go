@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/ckpt-dev/ckpt/internal/failpoint"
 	"github.com/ckpt-dev/ckpt/repo"
 	"github.com/ckpt-dev/ckpt/sections"
 )
@@ -330,6 +333,9 @@ func (s *Service) Pull(o RemoteOptions) (*PullReport, error) {
 	if err := o.Network.Fetch(t, url, specs); err != nil {
 		return nil, err
 	}
+	if err := failpoint.Check("pull-after-fetch"); err != nil {
+		return nil, err
+	}
 	remote, err := t.Refs("refs/remotes/" + o.Remote + "/")
 	if err != nil {
 		return nil, err
@@ -368,6 +374,9 @@ func (s *Service) Pull(o RemoteOptions) (*PullReport, error) {
 			continue
 		}
 		if err != nil {
+			return rep, err
+		}
+		if err := failpoint.Check("pull-after-integrate"); err != nil {
 			return rep, err
 		}
 		// What the remote has is now mirrored here; a later push compares with it.
@@ -468,6 +477,9 @@ func (s *Service) integrate(r *repo.Repo, src *repo.Repo, theirs repo.Hash, labe
 		return ps, err
 	}
 	defer unlock()
+	if err := s.FinishPull(r); err != nil {
+		return ps, fmt.Errorf("%s: finish the interrupted pull: %w", r.ID, err)
+	}
 	if mh, err := r.MergeHead(); err != nil || mh != repo.ZeroHash {
 		if err == nil {
 			err = fmt.Errorf("%s: a merge is already pending (MERGE_HEAD %s)\nhint: resolve the conflicts, then ckpt commit -s %s", r.ID, repo.ShortHash(mh), r.ID)
@@ -511,7 +523,7 @@ func (s *Service) integrateOnce(r *repo.Repo, theirs repo.Hash, label string) (P
 	if ff, err := r.IsAncestor(head, theirs); err != nil {
 		return ps, err
 	} else if ff {
-		if err := r.Checkout(head, theirs, disk); err != nil {
+		if err := notePull(r, theirs.String(), func() error { return r.Checkout(head, theirs, disk) }); err != nil {
 			return ps, err
 		}
 		ps.Result, ps.Commit = "fast-forward", theirs.String()
@@ -537,10 +549,13 @@ func (s *Service) integrateOnce(r *repo.Repo, theirs repo.Hash, label string) (P
 	}
 	msg := fmt.Sprintf("checkpoint(merge): merge %s\n\nCkpt-Session: %s\nCkpt-Trigger: merge\n", label, r.ID)
 	if len(conflicts) > 0 {
-		if err := r.WriteWorkFiles(merged, old, disk); err != nil {
-			return ps, err
-		}
-		if err := r.SetMergeHead(theirs, msg); err != nil {
+		err := notePull(r, "conflict "+theirs.String()+" "+label, func() error {
+			if err := r.WriteWorkFiles(merged, old, disk); err != nil {
+				return err
+			}
+			return r.SetMergeHead(theirs, msg)
+		})
+		if err != nil {
 			return ps, err
 		}
 		ps.Result = "conflict"
@@ -551,12 +566,156 @@ func (s *Service) integrateOnce(r *repo.Repo, theirs repo.Hash, label string) (P
 		sort.Strings(ps.Files)
 		return ps, nil
 	}
-	res, err := s.commitFiles(r, commitPlan{head: head, old: old, next: merged, disk: disk}, CommitOptions{Trigger: "merge", Message: "merge " + label, Parents: []repo.Hash{head, theirs}})
+	p, _, err := s.prepareCommit(r, commitPlan{head: head, old: old, next: merged, disk: disk}, CommitOptions{Trigger: "merge", Message: "merge " + label, Parents: []repo.Hash{head, theirs}}, false)
 	if err != nil {
 		return ps, err
 	}
-	ps.Result, ps.Commit = "merged", res.Commit.String()
+	if err := notePull(r, p.Commit().String(), p.Apply); err != nil {
+		return ps, err
+	}
+	r.MaybePack()
+	ps.Result, ps.Commit = "merged", p.Commit().String()
 	return ps, nil
+}
+
+// pullMarker is the file in a repository's git directory where a pull notes what it is
+// doing to the work tree, from before it writes the first file until it is done: "<commit>"
+// when it installs a commit (the target of a fast-forward, or its merge commit: the files,
+// then main), "conflict <theirs> <label>" when it leaves a conflicted merge (the files, then
+// MERGE_HEAD). A pull killed in between is finished or taken back by the next one
+// (FinishPull), instead of its files being taken for new work: that made a commit the
+// remote never has, and a new merge on every later pull.
+const pullMarker = "CKPT_PULL"
+
+// notePull writes the note, runs apply, and removes the note.
+func notePull(r *repo.Repo, note string, apply func() error) error {
+	marker := filepath.Join(r.GitDir, pullMarker)
+	if err := repo.WriteFileAtomic(marker, []byte(note+"\n"), 0o644, r.Store().Opts.Fsync); err != nil {
+		return fmt.Errorf("%s: note the pull: %w", r.ID, err)
+	}
+	if err := failpoint.Check("integrate-before-apply"); err != nil {
+		return err
+	}
+	err := apply()
+	if rerr := os.Remove(marker); rerr != nil && err == nil {
+		err = fmt.Errorf("%s: clear the pull's note: %w", r.ID, rerr)
+	}
+	return err
+}
+
+// FinishPull deals with the note of a pull that was killed (see pullMarker). The disk is
+// only ever changed when every file of the work tree is a version the pull itself had
+// there: main's or the one it was writing. Otherwise (someone committed or edited since)
+// the note is dropped and the work tree is left as it is. The caller holds the
+// repository's lock. A pull calls it first; any command that commits what is on disk
+// should too, or it records the files of a killed pull as new work.
+//
+//   - Installing a commit that main leads to: main moves to it (the fast-forward or merge
+//     is finished), and a work tree already at main gets its index written again.
+//   - Leaving a conflict, killed before MERGE_HEAD was written: the merged files are taken
+//     back to main's, so the pull merges again and reports the conflict.
+func (s *Service) FinishPull(r *repo.Repo) error {
+	marker := filepath.Join(r.GitDir, pullMarker)
+	b, err := os.ReadFile(marker)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	drop := func() error { return os.Remove(marker) }
+	f := strings.Fields(string(b))
+	conflict := len(f) == 3 && f[0] == "conflict"
+	if len(f) != 1 && !conflict {
+		return drop()
+	}
+	hash := f[0]
+	if conflict {
+		hash = f[1]
+	}
+	target, err := r.Resolve(hash)
+	if err != nil {
+		return drop() // not a commit this repository holds
+	}
+	head, err := r.Head()
+	if err != nil || head == repo.ZeroHash {
+		return err
+	}
+	old, err := r.Files(head)
+	if err != nil {
+		return err
+	}
+	disk, err := r.WorkFiles()
+	if err != nil {
+		return err
+	}
+	var want map[string][]byte // the files the pull was writing
+	if conflict {
+		if mh, err := r.MergeHead(); err != nil {
+			return err
+		} else if mh != repo.ZeroHash {
+			return drop() // MERGE_HEAD comes last: the conflict is there to resolve
+		}
+		if want, err = s.conflictFiles(r, head, old, target, f[2]); err != nil {
+			return drop()
+		}
+	} else {
+		if ok, err := r.IsAncestor(head, target); err != nil || !ok {
+			return drop() // main moved elsewhere
+		}
+		if want, err = r.Files(target); err != nil {
+			return drop()
+		}
+	}
+	names := map[string]bool{}
+	for _, m := range []map[string][]byte{old, want, disk} {
+		for n := range m {
+			names[n] = true
+		}
+	}
+	same := func(a map[string][]byte, name string) bool {
+		x, ok := a[name]
+		y, dok := disk[name]
+		return ok == dok && bytes.Equal(x, y)
+	}
+	for name := range names {
+		if !same(old, name) && !same(want, name) {
+			return drop()
+		}
+	}
+	if conflict {
+		// Back to main's files: write each that differs from the disk, while it holds the
+		// bytes just read.
+		if err := r.WriteWorkFiles(old, disk, disk); err != nil {
+			return err
+		}
+	} else if err := r.Checkout(head, target, disk); err != nil {
+		// Checkout finishes the fast-forward or the merge; with main already there, it
+		// writes the index.
+		return err
+	}
+	return drop()
+}
+
+// conflictFiles are the files a pull that merged theirs into head (old being head's files)
+// left in the work tree with conflict markers: the same merge, made again.
+func (s *Service) conflictFiles(r *repo.Repo, head repo.Hash, old map[string][]byte, theirs repo.Hash, label string) (map[string][]byte, error) {
+	base, err := r.MergeBase(head, theirs)
+	if err != nil {
+		return nil, err
+	}
+	baseFiles := map[string][]byte{}
+	if base != repo.ZeroHash {
+		if baseFiles, err = r.Files(base); err != nil {
+			return nil, err
+		}
+	}
+	theirFiles, err := r.Files(theirs)
+	if err != nil {
+		return nil, err
+	}
+	merged, _, err := s.mergeFiles(r, baseFiles, old, theirFiles, label)
+	return merged, err
 }
 
 // mergeFiles merges three versions of a repository's files: a file changed on one side

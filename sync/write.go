@@ -106,6 +106,10 @@ func retryPlan[T any](attempt func() (T, error)) (T, error) {
 }
 
 func (s *Service) commitOnce(r *repo.Repo, o CommitOptions, plan change) (Result, error) {
+	// A pull killed half way is finished first, or its files would be taken for new work.
+	if err := s.FinishPull(r); err != nil {
+		return Result{}, fmt.Errorf("%s: finish the interrupted pull: %w", r.ID, err)
+	}
 	head, old, err := headFiles(r)
 	if err != nil {
 		return Result{}, err
