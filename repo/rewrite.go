@@ -532,6 +532,17 @@ func (rw *Rewrite) rewriteReflogs() error {
 	return nil
 }
 
+// PruneMirror drops the reflogs of a mirror such as the transport repository (they are
+// not history anyone reads) and then every object its refs no longer reach: after a
+// forced push replaced a remote's history, the old objects leave the mirror too. The
+// caller holds the repository's lock.
+func (r *Repo) PruneMirror() error {
+	if err := os.RemoveAll(filepath.Join(r.GitDir, "logs")); err != nil {
+		return err
+	}
+	return r.pruneUnreachable()
+}
+
 // pruneUnreachable writes every object reachable from the refs, HEAD, MERGE_HEAD, the
 // reflogs and the index into one new pack, then removes every other pack and every loose
 // object, so that an object only old history reached is gone. The commit-graph and
@@ -683,6 +694,10 @@ func sortedKeys(m map[string]Hash) []string {
 	return out
 }
 
+// Ancestors returns the commits reachable from heads (heads included) that the repository
+// holds; a head it lacks is skipped.
+func (r *Repo) Ancestors(heads ...Hash) (map[Hash]bool, error) { return r.commitsReachable(heads) }
+
 // commitsReachable returns the commits reachable from heads that the repository holds.
 func (r *Repo) commitsReachable(heads []Hash) (map[Hash]bool, error) {
 	g := r.reader()
@@ -730,3 +745,6 @@ func looseNames(gitDir string) []string {
 	}
 	return out
 }
+
+// BlobHash is the id git gives a file holding data.
+func BlobHash(data []byte) Hash { return plumbing.ComputeHash(plumbing.BlobObject, data) }

@@ -195,6 +195,7 @@ func commands(env *Env) []*cli.Command {
 		cloneCommand(env),
 		mergeDriverCommand(env),
 		gcCommand(env),
+		redactCommand(env),
 	}
 }
 
