@@ -734,7 +734,8 @@ func (s *Service) Clone(url string, network *repo.GitNetwork, progress func(done
 	if err := os.MkdirAll(s.Store.Home, 0o755); err != nil {
 		return nil, err
 	}
-	if err := s.Store.SetRemote("origin", url); err != nil {
+	// A password in the URL goes to git's credential helper, which the fetch then asks.
+	if _, err := s.Store.AddRemote("origin", url); err != nil {
 		return nil, err
 	}
 	return s.Pull(RemoteOptions{Remote: "origin", Network: network, Progress: progress, Quick: true})

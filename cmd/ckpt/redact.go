@@ -98,7 +98,7 @@ func runRedact(c *cli.Context, env *Env) error {
 		rep, err := a.svc.Redact(r, o)
 		if err != nil {
 			// One repository failing does not stop the others.
-			msg, hint, _ := strings.Cut(err.Error(), "\nhint: ")
+			msg, hint, _ := strings.Cut(repo.MaskURLs(err.Error()), "\nhint: ")
 			fmt.Fprintf(env.Stderr, "ckpt: %s\n", msg)
 			if hint != "" {
 				fmt.Fprintf(env.Stderr, "ckpt: hint: %s\n", hint)
