@@ -746,5 +746,8 @@ func looseNames(gitDir string) []string {
 	return out
 }
 
+// Has reports whether the repository holds object h.
+func (r *Repo) Has(h Hash) bool { return r.has(h) }
+
 // BlobHash is the id git gives a file holding data.
 func BlobHash(data []byte) Hash { return plumbing.ComputeHash(plumbing.BlobObject, data) }

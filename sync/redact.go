@@ -3,6 +3,7 @@ package sync
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -430,8 +431,10 @@ func sortedHashes(m map[repo.Hash]bool) []repo.Hash {
 
 // SecretFindings returns what the secret scan finds in r that no remote has yet: in every
 // blob of its history that is new to every remote the transport knows (what would hold a
-// push back) and in its work tree as it is (Commit ""). It takes no lock: objects are
-// immutable and refs are replaced atomically.
+// push back) and in its work tree as it is (Commit ""). The history part is cached under
+// state/secrets/ (findings shown redacted, as ever), so that a status costs the commits
+// made since the last one, not the whole history. It takes no lock: objects are immutable
+// and refs are replaced atomically.
 func (s *Service) SecretFindings(r *repo.Repo) ([]SecretFinding, error) {
 	head, err := r.Head()
 	if err != nil || head == repo.ZeroHash {
@@ -442,19 +445,36 @@ func (s *Service) SecretFindings(r *repo.Repo) ([]SecretFinding, error) {
 		return nil, err
 	}
 	var t *repo.Repo
-	var have []repo.Hash
+	var have []string
+	var haveHashes []repo.Hash
 	if len(pushed) > 0 {
 		if t, err = s.Store.Transport(); err != nil {
 			return nil, err
 		}
 		for _, ref := range sortedRefNames(pushed) {
-			have = append(have, pushed[ref])
+			haveHashes = append(haveHashes, pushed[ref])
+			have = append(have, pushed[ref].String())
 		}
 	}
-	out, err := s.scanOutgoing(r, head, t, have...)
-	if err != nil {
-		return nil, err
+	key := findingsKey(s.Config.Secrets.Allow)
+	cache := s.loadFindings(r)
+	var out []SecretFinding
+	switch {
+	case cache.Key == key && cache.Pushed == strings.Join(have, ",") && cache.Head == head.String():
+		out = cache.Findings
+	case cache.Key == key && cache.Pushed == strings.Join(have, ",") && cache.Head != "" && isAncestor(r, cache.Head, head):
+		more, err := s.scanOutgoing(r, head, t, haveHashes, plumbingHash(cache.Head))
+		if err != nil {
+			return nil, err
+		}
+		out = append(cache.Findings, more...)
+	default:
+		if out, err = s.scanOutgoing(r, head, t, haveHashes, repo.ZeroHash); err != nil {
+			return nil, err
+		}
 	}
+	s.saveFindings(r, findingsCache{Key: key, Head: head.String(), Pushed: strings.Join(have, ","), Findings: out})
+	out = append([]SecretFinding(nil), out...)
 	committed, err := r.FileHashes(head)
 	if err != nil {
 		return nil, err
@@ -472,4 +492,70 @@ func (s *Service) SecretFindings(r *repo.Repo) ([]SecretFinding, error) {
 		}
 	}
 	return out, nil
+}
+
+// findingsCache is what SecretFindings found in the history up to Head, given the pushed
+// commits and the rules and allowlist summed up by Key.
+type findingsCache struct {
+	Key      string          `json:"key"`
+	Head     string          `json:"head"`
+	Pushed   string          `json:"pushed"`
+	Findings []SecretFinding `json:"findings"`
+}
+
+// findingsKey sums up what a scan's result depends on besides git: the rules and the
+// allowlist.
+func findingsKey(allow []string) string {
+	h := sha256.New()
+	for _, r := range sections.SecretRules() {
+		fmt.Fprintf(h, "%s\x00%s\x00", r.ID, r.Description)
+	}
+	for _, a := range allow {
+		fmt.Fprintf(h, "%s\x00", a)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+func (s *Service) findingsPath(r *repo.Repo) string {
+	return filepath.Join(s.Store.StateDir(), "secrets", r.LockName+".json")
+}
+
+// loadFindings reads the cache; a missing or damaged one is empty.
+func (s *Service) loadFindings(r *repo.Repo) findingsCache {
+	var c findingsCache
+	if b, err := os.ReadFile(s.findingsPath(r)); err == nil {
+		if json.Unmarshal(b, &c) != nil {
+			c = findingsCache{}
+		}
+	}
+	return c
+}
+
+// saveFindings writes the cache, atomically and without fsync: a torn one is rebuilt.
+func (s *Service) saveFindings(r *repo.Repo, c findingsCache) {
+	p := s.findingsPath(r)
+	if os.MkdirAll(filepath.Dir(p), 0o700) != nil {
+		return
+	}
+	if b, err := json.Marshal(c); err == nil {
+		_ = repo.WriteFileAtomic(p, b, 0o600, false)
+	}
+}
+
+func plumbingHash(s string) repo.Hash {
+	var h repo.Hash
+	if b, err := hex.DecodeString(s); err == nil && len(b) == len(h) {
+		copy(h[:], b)
+	}
+	return h
+}
+
+// isAncestor reports whether the commit named a is an ancestor of b (false on any error).
+func isAncestor(r *repo.Repo, a string, b repo.Hash) bool {
+	h := plumbingHash(a)
+	if h == repo.ZeroHash || !r.Has(h) {
+		return false
+	}
+	ok, err := r.IsAncestor(h, b)
+	return err == nil && ok
 }

@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -156,4 +157,43 @@ func mustHead(t *testing.T, r *repo.Repo) repo.Hash {
 		t.Fatal(err)
 	}
 	return h
+}
+
+func TestSecretFindingsCache(t *testing.T) {
+	s := newTestService(t, &config.Config{})
+	r := s.session(t, "alpha", "six", nil, nil)
+	find := func() []SecretFinding {
+		t.Helper()
+		fs, err := s.SecretFindings(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fs
+	}
+	if fs := find(); len(fs) != 0 {
+		t.Fatalf("new session: %+v", fs)
+	}
+	// A commit after the cached head: scanned on top of the cache.
+	if _, err := s.Write(r, NotesFile, []byte("# Notes\n\n- deploy with "+testToken+"\n"), CommitOptions{Trigger: "write"}); err != nil {
+		t.Fatal(err)
+	}
+	fs := find()
+	if len(fs) != 1 || fs[0].Rule != "github-token" || fs[0].File != NotesFile || fs[0].Commit == "" {
+		t.Fatalf("after a commit: %+v", fs)
+	}
+	if again := find(); len(again) != 1 {
+		t.Fatalf("from the cache: %+v", again)
+	}
+	// On disk, not committed: a finding without a commit.
+	if err := os.WriteFile(r.WorkPath(NotesFile), []byte("# Notes\n\n- "+testToken2+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if fs := find(); len(fs) != 2 || fs[1].Commit != "" {
+		t.Fatalf("on disk: %+v", fs)
+	}
+	// Another allowlist is another scan.
+	s.Config.Secrets.Allow = []string{"rule:github-token"}
+	if fs := find(); len(fs) != 0 {
+		t.Fatalf("allowed: %+v", fs)
+	}
 }

@@ -102,7 +102,7 @@ func (s *Service) Push(o RemoteOptions) (*PushReport, error) {
 		// Scanned before its objects are copied: a repository held back leaves nothing of
 		// itself in the transport either.
 		if !o.AllowSecrets {
-			found, err := s.scanOutgoing(r, head, t, remoteHas)
+			found, err := s.scanOutgoing(r, head, t, []repo.Hash{remoteHas}, repo.ZeroHash)
 			if err != nil {
 				copier.Abort()
 				return nil, err
@@ -240,39 +240,102 @@ func secretsError(rep *PushReport, redact []string) error {
 const CommitMessage = "(commit message)"
 
 // scanOutgoing scans every blob of head's history that the remote does not have: not in
-// any commit reachable from have (the remote's commit of this repository, read in the
-// transport t; the commits of several remotes for a status). Each blob is scanned once and whole, not only the lines its commit added,
-// so that a secret completed by a later edit (a key body pasted between BEGIN and END
-// lines already pushed) is found. A finding names the oldest new commit holding the blob.
-func (s *Service) scanOutgoing(r *repo.Repo, head repo.Hash, t *repo.Repo, have ...repo.Hash) ([]SecretFinding, error) {
-	known := map[repo.Hash]bool{}  // commits the remote has
-	remote := map[repo.Hash]bool{} // blobs the remote has
-	if t != nil && len(have) > 0 {
+// any commit reachable from have (the remote's commits of this repository, read in the
+// transport t; several remotes' for a status). Each blob is scanned once and whole, not
+// only the lines its commit added, so that a secret completed by a later edit (a key body
+// pasted between BEGIN and END lines already pushed) is found; the messages of the new
+// commits are scanned too. A finding names the oldest new commit holding the blob.
+//
+// What the remote has is worked out lazily, because walking its whole history costs far
+// more than a push usually scans: the walk stops at the commits the remote has, whose
+// files (unchanged ones, mostly) are not scanned again; and only a blob with findings
+// that the transport holds is looked for in the rest of the remote's history (a version
+// restored from long ago, say), so that what was sent once is not held back again.
+//
+// done, when not ZeroHash, is a commit of r whose history was scanned before (a status's
+// cache): the walk stops there too.
+func (s *Service) scanOutgoing(r *repo.Repo, head repo.Hash, t *repo.Repo, have []repo.Hash, done repo.Hash) ([]SecretFinding, error) {
+	tips := map[repo.Hash]bool{}
+	for _, h := range have {
+		tips[h] = true
+	}
+	var remoteCommits, remoteBlobs map[repo.Hash]bool // the whole remote history, when needed
+	walkRemote := func() error {
 		var err error
-		if known, err = t.Ancestors(have...); err != nil {
-			return nil, err
+		if remoteCommits == nil {
+			remoteCommits, err = t.Ancestors(have...)
 		}
-		for c := range known {
-			files, err := t.FileHashes(c)
-			if err != nil {
-				return nil, err
+		return err
+	}
+	hasCommit := func(c repo.Hash) (bool, error) {
+		if tips[c] {
+			return true, nil
+		}
+		if t == nil || len(have) == 0 || !t.Has(c) {
+			return false, nil
+		}
+		if err := walkRemote(); err != nil {
+			return false, err
+		}
+		return remoteCommits[c], nil
+	}
+	hasBlob := func(b repo.Hash) (bool, error) {
+		if t == nil || len(have) == 0 || !t.Has(b) {
+			return false, nil
+		}
+		if remoteBlobs == nil {
+			if err := walkRemote(); err != nil {
+				return false, err
 			}
-			for _, h := range files {
-				remote[h] = true
+			remoteBlobs = map[repo.Hash]bool{}
+			for c := range remoteCommits {
+				files, err := t.FileHashes(c)
+				if err != nil {
+					return false, err
+				}
+				for _, h := range files {
+					remoteBlobs[h] = true
+				}
 			}
 		}
+		return remoteBlobs[b], nil
 	}
 	// The new commits, newest first, then scanned oldest first.
+	scanned := map[repo.Hash]bool{} // blobs scanned, or in a commit the remote has
 	var fresh []repo.Hash
 	seen := map[repo.Hash]bool{}
 	stack := []repo.Hash{head}
 	for len(stack) > 0 {
 		h := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if seen[h] || known[h] || h == repo.ZeroHash {
+		if seen[h] || h == repo.ZeroHash {
 			continue
 		}
 		seen[h] = true
+		if h == done {
+			files, err := r.FileHashes(h)
+			if err != nil {
+				return nil, err
+			}
+			for _, b := range files {
+				scanned[b] = true
+			}
+			continue
+		}
+		known, err := hasCommit(h)
+		if err != nil {
+			return nil, err
+		}
+		if known {
+			files, err := t.FileHashes(h)
+			if err != nil {
+				return nil, err
+			}
+			for _, b := range files {
+				scanned[b] = true
+			}
+			continue
+		}
 		ci, err := r.CommitInfo(h)
 		if err != nil {
 			return nil, err
@@ -304,15 +367,24 @@ func (s *Service) scanOutgoing(r *repo.Repo, head repo.Hash, t *repo.Repo, have 
 		sort.Strings(names)
 		for _, name := range names {
 			h := files[name]
-			if remote[h] {
+			if scanned[h] {
 				continue
 			}
-			remote[h] = true // scanned once
+			scanned[h] = true
 			data, err := r.Blob(h)
 			if err != nil {
 				return nil, err
 			}
-			for _, sec := range sections.ScanSecrets(data, 0, s.Config.Secrets.Allow) {
+			found := sections.ScanSecrets(data, 0, s.Config.Secrets.Allow)
+			if len(found) == 0 {
+				continue
+			}
+			if sent, err := hasBlob(h); err != nil {
+				return nil, err
+			} else if sent {
+				continue
+			}
+			for _, sec := range found {
 				out = append(out, SecretFinding{Session: r.ID, Commit: c.String()[:12], File: name, Section: sec.Section, Line: sec.Line, Rule: sec.Rule, Secret: sec.Redacted})
 			}
 		}
