@@ -348,7 +348,7 @@ func TestScanSecretsAllow(t *testing.T) {
 	}
 }
 
-func secretCorpus(t *testing.T, name string) []byte {
+func secretCorpus(t testing.TB, name string) []byte {
 	t.Helper()
 	for _, dir := range []string{filepath.Join("..", "testdata", "corpus"), filepath.Join("..", "..", "shared", "corpus")} {
 		if b, err := os.ReadFile(filepath.Join(dir, name)); err == nil {
@@ -507,4 +507,20 @@ func FuzzScanSecrets(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkScanSecrets8KB is the push scan's cost per version of a typical checkpoint: the
+// corpus six checkpoint grown to about 8 KB of prose, paths, KEY=VALUE literals and code.
+func BenchmarkScanSecrets8KB(b *testing.B) {
+	src := secretCorpus(b, "six/checkpoint.md")
+	for i := 0; len(src) < 8<<10; i++ {
+		src = fmt.Appendf(src, "- item %d: set `MAX_TOKENS=%d` in /srv/app/%d/config.toml, see https://example.com/%d (token: expired)\n", i, i*64, i, i)
+	}
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if fs := ScanSecrets(src, 0, nil); len(fs) != 0 {
+			b.Fatal(fs)
+		}
+	}
 }

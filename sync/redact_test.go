@@ -197,3 +197,39 @@ func TestSecretFindingsCache(t *testing.T) {
 		t.Fatalf("allowed: %+v", fs)
 	}
 }
+
+// Bytes on disk that check rejects are kept: in the rejected write and on disk, both
+// redacted, never replaced by HEAD's version.
+func TestRedactKeepsRejectedDiskBytes(t *testing.T) {
+	s := newTestService(t, &config.Config{})
+	r := s.session(t, "alpha", "six", nil, nil)
+	if _, err := s.Write(r, NotesFile, []byte("# Notes\n\n- "+testToken+"\n"), CommitOptions{Trigger: "write"}); err != nil {
+		t.Fatal(err)
+	}
+	cp, err := os.ReadFile(r.WorkPath(CheckpointFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := strings.Replace(string(cp), "### 🎯 Current Task", "### 🎯 Task", 1) + "\n- agent line with " + testToken2 + "\n"
+	if err := os.WriteFile(r.WorkPath(CheckpointFile), []byte(bad), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := s.Redact(r, RedactOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Rejected == "" || rep.Total() != 2 {
+		t.Fatalf("report %+v", rep)
+	}
+	want := strings.Replace(bad, testToken2, RedactMarker("github-token", testToken2), 1)
+	if got, _ := os.ReadFile(r.WorkPath(CheckpointFile)); string(got) != want {
+		t.Errorf("disk:\n%s\nwant\n%s", got, want)
+	}
+	if got := gittest.Git(t, r.Dir, "show", rep.Rejected+":checkpoint.md"); !strings.Contains(got, "### 🎯 Task\n") || !strings.Contains(got, RedactMarker("github-token", testToken2)) {
+		t.Errorf("rejected write:\n%s", got)
+	}
+	if all := gittest.Git(t, r.Dir, "cat-file", "--batch-all-objects", "--batch"); strings.Contains(all, testToken) || strings.Contains(all, testToken2) {
+		t.Error("a token is still in an object")
+	}
+	gittest.Fsck(t, r.Dir)
+}

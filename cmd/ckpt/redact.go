@@ -96,6 +96,9 @@ func runRedact(c *cli.Context, env *Env) error {
 	var failed []string
 	for _, r := range rs {
 		rep, err := a.svc.Redact(r, o)
+		if err != nil && len(rs) == 1 {
+			return err // its own exit code: busy is 4
+		}
 		if err != nil {
 			// One repository failing does not stop the others.
 			msg, hint, _ := strings.Cut(repo.MaskURLs(err.Error()), "\nhint: ")
@@ -117,9 +120,6 @@ func runRedact(c *cli.Context, env *Env) error {
 		}
 	}
 	if len(failed) > 0 {
-		if len(rs) == 1 {
-			return silentExit(exitFailure)
-		}
 		return fmt.Errorf("redact failed in %s", strings.Join(failed, ", "))
 	}
 	return nil
