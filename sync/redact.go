@@ -312,23 +312,39 @@ func redactMessage(id string, rep *RedactReport) string {
 
 // pushedRefs returns what the transport repository says remotes have of r: its mirror
 // ref and each remote's tracking ref, name -> commit. A store that never pushed has none.
+// It reads a few refs, not the transport's thousands: a status calls it per session.
 func (s *Service) pushedRefs(r *repo.Repo) (map[string]repo.Hash, error) {
 	out := map[string]repo.Hash{}
-	if _, err := os.Stat(filepath.Join(s.Store.TransportDir(), "HEAD")); errors.Is(err, fs.ErrNotExist) {
+	dir := s.Store.TransportDir()
+	if _, err := os.Stat(filepath.Join(dir, "HEAD")); errors.Is(err, fs.ErrNotExist) {
 		return out, nil
 	}
 	t, err := s.Store.Transport()
 	if err != nil {
 		return nil, err
 	}
-	refs, err := t.Refs("refs/")
-	if err != nil {
-		return nil, err
+	remotes := map[string]bool{}
+	if es, err := os.ReadDir(filepath.Join(dir, "refs", "remotes")); err == nil {
+		for _, e := range es {
+			remotes[e.Name()] = true
+		}
+	}
+	if rs, err := s.Store.Remotes(); err == nil {
+		for name := range rs {
+			remotes[name] = true // its tracking refs may be in packed-refs only
+		}
 	}
 	ref := transportRef(r)
-	rel := strings.TrimPrefix(ref, "refs/heads/")
-	for name, h := range refs {
-		if name == ref || strings.HasPrefix(name, "refs/remotes/") && strings.HasSuffix(name, "/"+rel) && strings.Count(strings.TrimSuffix(strings.TrimPrefix(name, "refs/remotes/"), rel), "/") == 1 {
+	names := []string{ref}
+	for name := range remotes {
+		names = append(names, trackingRef(name, ref))
+	}
+	for _, name := range names {
+		h, err := t.Ref(name)
+		if err != nil {
+			return nil, err
+		}
+		if h != repo.ZeroHash {
 			out[name] = h
 		}
 	}
