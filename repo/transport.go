@@ -96,13 +96,13 @@ func (st *Store) SetRemote(name, url string) error {
 	if url == "" {
 		delete(rs, name)
 	} else {
-		rs[name] = url
+		rs[name], _, _ = StripCredentials(url) // git's credential helper keeps those
 	}
 	if err := os.MkdirAll(st.StateDir(), 0o755); err != nil {
 		return err
 	}
 	b, _ := json.MarshalIndent(rs, "", "  ")
-	return WriteFileAtomic(st.remotesPath(), append(b, '\n'), 0o644, st.Opts.Fsync)
+	return WriteFileAtomic(st.remotesPath(), append(b, '\n'), 0o600, st.Opts.Fsync)
 }
 
 // RemoteURL returns the URL of a remote, or ErrNoRemote.

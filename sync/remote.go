@@ -36,10 +36,10 @@ type RemoteOptions struct {
 	Quick bool
 }
 
-// SecretFinding is a possible secret in a commit that a push would send.
+// SecretFinding is a possible secret in a commit that a push would send, or in a work tree.
 type SecretFinding struct {
 	Session string      `json:"session"`
-	Commit  string      `json:"commit"`
+	Commit  string      `json:"commit"` // "" on disk
 	File    string      `json:"file"`
 	Section sections.ID `json:"section"`
 	Line    int         `json:"line"`
@@ -49,16 +49,20 @@ type SecretFinding struct {
 
 // PushReport says what a push sent.
 type PushReport struct {
-	Remote   string          `json:"remote"`
-	Pushed   []string        `json:"pushed"`     // sessions (and "knowledge") whose refs moved
-	UpToDate int             `json:"up_to_date"` // repositories the remote already had
+	Remote   string   `json:"remote"`
+	Pushed   []string `json:"pushed"`     // sessions (and "knowledge") whose refs moved
+	UpToDate int      `json:"up_to_date"` // repositories the remote already had
+	// HeldBack are the repositories the secret scan kept home, with their findings.
+	HeldBack []string        `json:"held_back,omitempty"`
 	Secrets  []SecretFinding `json:"secrets,omitempty"`
 }
 
 // Push mirrors the chosen sessions (and the knowledge repository) into the transport
 // repository and pushes them as refs/heads/sessions/<id> and refs/heads/knowledge in one
-// git push. Commits that would leave are scanned for secrets first; any found refuse the
-// push (ErrSecrets) unless AllowSecrets or the config's allowlist lets them through.
+// git push. What would leave is scanned for secrets first (every blob the remote does not
+// have, whole): a repository with findings is held back, unless AllowSecrets or the
+// config's allowlist lets them through, and the others are pushed all the same; the push
+// then returns ErrSecrets with the report.
 func (s *Service) Push(o RemoteOptions) (*PushReport, error) {
 	url, t, unlock, err := s.openTransport(o.Remote)
 	if err != nil {
@@ -76,6 +80,7 @@ func (s *Service) Push(o RemoteOptions) (*PushReport, error) {
 		old, to repo.Hash
 	}
 	var moves []move
+	var redact []string // the command that clears each repository held back
 	copier := repo.NewCopier(t)
 	for i, r := range repos {
 		if o.Progress != nil {
@@ -97,17 +102,28 @@ func (s *Service) Push(o RemoteOptions) (*PushReport, error) {
 			rep.UpToDate++
 			continue
 		}
-		if err := copier.Copy(r, head); err != nil {
-			copier.Abort()
-			return nil, fmt.Errorf("%s: %w", r.ID, err)
-		}
+		// Scanned before its objects are copied: a repository held back leaves nothing of
+		// itself in the transport either.
 		if !o.AllowSecrets {
-			found, err := s.scanOutgoing(r, head, remoteHas)
+			found, err := s.scanOutgoing(r, head, t, []repo.Hash{remoteHas}, repo.ZeroHash)
 			if err != nil {
 				copier.Abort()
 				return nil, err
 			}
-			rep.Secrets = append(rep.Secrets, found...)
+			if len(found) > 0 {
+				rep.HeldBack = append(rep.HeldBack, r.ID)
+				rep.Secrets = append(rep.Secrets, found...)
+				if r.LockName == repo.KnowledgeLock {
+					redact = append(redact, "ckpt redact --knowledge")
+				} else {
+					redact = append(redact, "ckpt redact -s "+r.ID)
+				}
+				continue
+			}
+		}
+		if err := copier.Copy(r, head); err != nil {
+			copier.Abort()
+			return nil, fmt.Errorf("%s: %w", r.ID, err)
 		}
 		old, _ := t.Ref(ref)
 		moves = append(moves, move{ref, old, head})
@@ -118,29 +134,36 @@ func (s *Service) Push(o RemoteOptions) (*PushReport, error) {
 		specs = append(specs, spec)
 		rep.Pushed = append(rep.Pushed, r.ID)
 	}
-	if len(rep.Secrets) > 0 {
-		copier.Abort()
-	} else if _, err := copier.Finish(); err != nil {
+	if _, err := copier.Finish(); err != nil {
 		return nil, err
-	}
-	if len(rep.Secrets) > 0 {
-		return rep, fmt.Errorf("%w: %d finding(s); nothing pushed\nhint: remove them and commit, allow them in config.toml [secrets] allow, or push with --allow-secrets", ErrSecrets, len(rep.Secrets))
 	}
 	for _, m := range moves {
 		if err := t.SetRef(m.ref, m.to); err != nil {
 			return nil, err
 		}
 	}
-	if err := o.Network.Push(t, url, specs); err != nil {
-		for _, m := range moves {
-			_ = t.SetRef(m.ref, m.old)
+	if len(specs) > 0 {
+		if err := o.Network.Push(t, url, specs); err != nil {
+			for _, m := range moves {
+				_ = t.SetRef(m.ref, m.old)
+			}
+			return nil, err
 		}
-		return nil, err
 	}
 	for _, m := range moves {
 		if err := t.SetRef(trackingRef(o.Remote, m.ref), m.to); err != nil {
 			return nil, err
 		}
+	}
+	// A forced push replaced history (after redact --force or gc --force): what only the
+	// old history reached, a redacted secret say, leaves the transport too.
+	if o.Force && len(moves) > 0 {
+		if err := t.PruneMirror(); err != nil {
+			return rep, fmt.Errorf("pushed; prune the transport: %w", err)
+		}
+	}
+	if len(rep.HeldBack) > 0 {
+		return rep, secretsError(rep, redact)
 	}
 	return rep, nil
 }
@@ -207,99 +230,169 @@ func (s *Service) travellers(ids []string, withKnowledge bool) ([]*repo.Repo, er
 	return out, nil
 }
 
-// scanOutgoing scans what the commits between have (what the remote holds) and head add:
-// the lines each commit introduced in each file it changed, so a push of thousands of
-// versions scans each new line once instead of every version whole.
-func (s *Service) scanOutgoing(r *repo.Repo, head, have repo.Hash) ([]SecretFinding, error) {
-	var out []SecretFinding
-	var failed error
-	scanned := map[repo.Hash]bool{}
-	err := r.Log(head, func(ci repo.CommitInfo) bool {
-		if ci.Hash == have {
-			return false
+// secretsError says which repositories a push held back and exactly how to get past.
+func secretsError(rep *PushReport, redact []string) error {
+	if len(redact) > 3 {
+		redact = []string{"ckpt redact --all"}
+	}
+	return fmt.Errorf("%w: held back %s (%d finding(s)); pushed %d other(s)\nhint: to send nothing, rewrite them out of unpushed history with %s, then ckpt push; or allow them in config.toml [secrets] allow; or send them with ckpt push --allow-secrets",
+		ErrSecrets, strings.Join(rep.HeldBack, ", "), len(rep.Secrets), len(rep.Pushed), strings.Join(redact, "; "))
+}
+
+// CommitMessage stands for the file name of a finding in a commit's message.
+const CommitMessage = "(commit message)"
+
+// scanOutgoing scans every blob of head's history that the remote does not have: not in
+// any commit reachable from have (the remote's commits of this repository, read in the
+// transport t; several remotes' for a status). Each blob is scanned once and whole, not
+// only the lines its commit added, so that a secret completed by a later edit (a key body
+// pasted between BEGIN and END lines already pushed) is found; the messages of the new
+// commits are scanned too. A finding names the oldest new commit holding the blob.
+//
+// What the remote has is worked out lazily, because walking its whole history costs far
+// more than a push usually scans: the walk stops at the commits the remote has, whose
+// files (unchanged ones, mostly) are not scanned again; and only a blob with findings
+// that the transport holds is looked for in the rest of the remote's history (a version
+// restored from long ago, say), so that what was sent once is not held back again.
+//
+// done, when not ZeroHash, is a commit of r whose history was scanned before (a status's
+// cache): the walk stops there too.
+func (s *Service) scanOutgoing(r *repo.Repo, head repo.Hash, t *repo.Repo, have []repo.Hash, done repo.Hash) ([]SecretFinding, error) {
+	tips := map[repo.Hash]bool{}
+	for _, h := range have {
+		tips[h] = true
+	}
+	var remoteCommits, remoteBlobs map[repo.Hash]bool // the whole remote history, when needed
+	walkRemote := func() error {
+		var err error
+		if remoteCommits == nil {
+			remoteCommits, err = t.Ancestors(have...)
 		}
-		files, err := r.FileHashes(ci.Hash)
-		if err != nil {
-			failed = err
-			return false
+		return err
+	}
+	hasCommit := func(c repo.Hash) (bool, error) {
+		if tips[c] {
+			return true, nil
 		}
-		var parent map[string]repo.Hash
-		if len(ci.Parents) > 0 {
-			if parent, err = r.FileHashes(ci.Parents[0]); err != nil {
-				failed = err
-				return false
+		if t == nil || len(have) == 0 || !t.Has(c) {
+			return false, nil
+		}
+		if err := walkRemote(); err != nil {
+			return false, err
+		}
+		return remoteCommits[c], nil
+	}
+	hasBlob := func(b repo.Hash) (bool, error) {
+		if t == nil || len(have) == 0 || !t.Has(b) {
+			return false, nil
+		}
+		if remoteBlobs == nil {
+			if err := walkRemote(); err != nil {
+				return false, err
+			}
+			remoteBlobs = map[repo.Hash]bool{}
+			for c := range remoteCommits {
+				files, err := t.FileHashes(c)
+				if err != nil {
+					return false, err
+				}
+				for _, h := range files {
+					remoteBlobs[h] = true
+				}
 			}
 		}
-		for name, h := range files {
-			if parent[name] == h || scanned[h] {
+		return remoteBlobs[b], nil
+	}
+	// The new commits, newest first, then scanned oldest first.
+	scanned := map[repo.Hash]bool{} // blobs scanned, or in a commit the remote has
+	var fresh []repo.Hash
+	seen := map[repo.Hash]bool{}
+	stack := []repo.Hash{head}
+	for len(stack) > 0 {
+		h := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[h] || h == repo.ZeroHash {
+			continue
+		}
+		seen[h] = true
+		if h == done {
+			files, err := r.FileHashes(h)
+			if err != nil {
+				return nil, err
+			}
+			for _, b := range files {
+				scanned[b] = true
+			}
+			continue
+		}
+		known, err := hasCommit(h)
+		if err != nil {
+			return nil, err
+		}
+		if known {
+			files, err := t.FileHashes(h)
+			if err != nil {
+				return nil, err
+			}
+			for _, b := range files {
+				scanned[b] = true
+			}
+			continue
+		}
+		ci, err := r.CommitInfo(h)
+		if err != nil {
+			return nil, err
+		}
+		fresh = append(fresh, h)
+		for i := len(ci.Parents) - 1; i >= 0; i-- {
+			stack = append(stack, ci.Parents[i])
+		}
+	}
+	var out []SecretFinding
+	for i := len(fresh) - 1; i >= 0; i-- {
+		c := fresh[i]
+		// The message leaves with the commit (ckpt commit -m puts text of the user's there).
+		ci, err := r.CommitInfo(c)
+		if err != nil {
+			return nil, err
+		}
+		for _, sec := range sections.ScanSecrets([]byte(ci.Message), 0, s.Config.Secrets.Allow) {
+			out = append(out, SecretFinding{Session: r.ID, Commit: c.String()[:12], File: CommitMessage, Line: sec.Line, Rule: sec.Rule, Secret: sec.Redacted})
+		}
+		files, err := r.FileHashes(c)
+		if err != nil {
+			return nil, err
+		}
+		names := make([]string, 0, len(files))
+		for n := range files {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			h := files[name]
+			if scanned[h] {
 				continue
 			}
 			scanned[h] = true
 			data, err := r.Blob(h)
 			if err != nil {
-				failed = err
-				return false
+				return nil, err
 			}
-			var old []byte
-			if ph, ok := parent[name]; ok {
-				if old, err = r.Blob(ph); err != nil {
-					failed = err
-					return false
-				}
+			found := sections.ScanSecrets(data, 0, s.Config.Secrets.Allow)
+			if len(found) == 0 {
+				continue
 			}
-			for _, sec := range scanAddedLines(old, data, s.Config.Secrets.Allow) {
-				out = append(out, SecretFinding{Session: r.ID, Commit: ci.Hash.String()[:12], File: name, Section: sec.Section, Line: sec.Line, Rule: sec.Rule, Secret: sec.Redacted})
+			if sent, err := hasBlob(h); err != nil {
+				return nil, err
+			} else if sent {
+				continue
 			}
-		}
-		return true
-	})
-	if failed != nil {
-		return nil, failed
-	}
-	return out, err
-}
-
-// scanAddedLines runs the secret scan over the lines of data that old lacks, reporting
-// their line numbers and sections in data.
-func scanAddedLines(old, data []byte, allow []string) []sections.Secret {
-	have := map[string]int{}
-	for _, l := range bytes.SplitAfter(old, []byte("\n")) {
-		have[string(l)]++
-	}
-	var added bytes.Buffer
-	var lineOf []int // line in data of each line of added
-	for i, l := range bytes.SplitAfter(data, []byte("\n")) {
-		if len(l) == 0 {
-			continue
-		}
-		if have[string(l)] > 0 {
-			have[string(l)]--
-			continue
-		}
-		added.Write(l)
-		if l[len(l)-1] != '\n' {
-			added.WriteByte('\n')
-		}
-		lineOf = append(lineOf, i+1)
-	}
-	if added.Len() == 0 {
-		return nil
-	}
-	found := sections.ScanSecrets(added.Bytes(), 0, allow)
-	if len(found) == 0 {
-		return nil
-	}
-	doc := sections.Parse(data, sections.Options{})
-	for i := range found {
-		line := lineOf[found[i].Line-1]
-		found[i].Line, found[i].Section = line, ""
-		for _, sec := range doc.Sections {
-			if sec.Line <= line {
-				found[i].Section = sec.ID
+			for _, sec := range found {
+				out = append(out, SecretFinding{Session: r.ID, Commit: c.String()[:12], File: name, Section: sec.Section, Line: sec.Line, Rule: sec.Rule, Secret: sec.Redacted})
 			}
 		}
 	}
-	return found
+	return out, nil
 }
 
 // PullReport says what a pull did to each repository.
@@ -875,7 +968,8 @@ func (s *Service) Clone(url string, network *repo.GitNetwork, progress func(done
 	if err := os.MkdirAll(s.Store.Home, 0o755); err != nil {
 		return nil, err
 	}
-	if err := s.Store.SetRemote("origin", url); err != nil {
+	// A password in the URL goes to git's credential helper, which the fetch then asks.
+	if _, err := s.Store.AddRemote("origin", url); err != nil {
 		return nil, err
 	}
 	return s.Pull(RemoteOptions{Remote: "origin", Network: network, Progress: progress, Quick: true})
