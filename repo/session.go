@@ -99,7 +99,7 @@ func (st *Store) InitKnowledge(files map[string][]byte) (*Repo, Hash, error) {
 
 func (st *Store) create(dir, id, lockName string, o InitOptions) (*Repo, Hash, error) {
 	parent := filepath.Dir(dir)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
+	if err := os.MkdirAll(parent, DirPerm); err != nil {
 		return nil, ZeroHash, fmt.Errorf("create %s: %w", parent, err)
 	}
 	tmp := filepath.Join(parent, ".init-"+filepath.Base(dir))
@@ -111,7 +111,7 @@ func (st *Store) create(dir, id, lockName string, o InitOptions) (*Repo, Hash, e
 	}
 	gitDir := filepath.Join(tmp, ".git")
 	for _, d := range []string{"objects/info", "objects/pack", "refs/heads", "refs/tags", "info"} {
-		if err := os.MkdirAll(filepath.Join(gitDir, d), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Join(gitDir, d), DirPerm); err != nil {
 			return nil, ZeroHash, fmt.Errorf("create %s: %w", dir, err)
 		}
 	}
@@ -154,7 +154,7 @@ func (st *Store) create(dir, id, lockName string, o InitOptions) (*Repo, Hash, e
 		"info/exclude": []byte(excludeRules),
 	}
 	for name, data := range writes {
-		if err := os.WriteFile(filepath.Join(gitDir, name), data, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(gitDir, name), data, FilePerm); err != nil {
 			return nil, ZeroHash, fmt.Errorf("create %s: %w", dir, err)
 		}
 	}
@@ -173,7 +173,7 @@ func (st *Store) create(dir, id, lockName string, o InitOptions) (*Repo, Hash, e
 				continue // the harness's file is committed as it is
 			}
 		}
-		if err := WriteFileAtomic(p, o.Files[name], 0o644, st.Opts.Fsync); err != nil {
+		if err := WriteFileAtomic(p, o.Files[name], FilePerm, st.Opts.Fsync); err != nil {
 			return nil, ZeroHash, fmt.Errorf("create %s: %w", p, err)
 		}
 	}

@@ -47,7 +47,7 @@ func (st *Store) Transport() (*Repo, error) {
 	dir := st.TransportDir()
 	if _, err := os.Stat(filepath.Join(dir, "HEAD")); errors.Is(err, fs.ErrNotExist) {
 		for _, d := range []string{"objects/info", "objects/pack", "refs/heads", "refs/tags"} {
-			if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			if err := os.MkdirAll(filepath.Join(dir, d), DirPerm); err != nil {
 				return nil, fmt.Errorf("create %s: %w", dir, err)
 			}
 		}
@@ -56,7 +56,7 @@ func (st *Store) Transport() (*Repo, error) {
 			"config": "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n",
 		}
 		for name, data := range files {
-			if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(data), FilePerm); err != nil {
 				return nil, err
 			}
 		}
@@ -98,11 +98,15 @@ func (st *Store) SetRemote(name, url string) error {
 	} else {
 		rs[name], _, _ = StripCredentials(url) // git's credential helper keeps those
 	}
-	if err := os.MkdirAll(st.StateDir(), 0o755); err != nil {
+	if err := os.MkdirAll(st.StateDir(), DirPerm); err != nil {
 		return err
 	}
 	b, _ := json.MarshalIndent(rs, "", "  ")
-	return WriteFileAtomic(st.remotesPath(), append(b, '\n'), 0o600, st.Opts.Fsync)
+	if err := WriteFileAtomic(st.remotesPath(), append(b, '\n'), FilePerm, st.Opts.Fsync); err != nil {
+		return err
+	}
+	// An older ckpt left it world-readable, with passwords in it: private from now on.
+	return os.Chmod(st.remotesPath(), FilePerm&^umask())
 }
 
 // RemoteURL returns the URL of a remote, or ErrNoRemote.
@@ -404,7 +408,7 @@ func (st *Store) materialize(dir, id, lockName string, src *Repo, h Hash, config
 	_ = os.RemoveAll(tmp)
 	gitDir := filepath.Join(tmp, ".git")
 	for _, d := range []string{"objects/info", "objects/pack", "refs/heads", "refs/tags", "info"} {
-		if err := os.MkdirAll(filepath.Join(gitDir, d), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Join(gitDir, d), DirPerm); err != nil {
 			return nil, err
 		}
 	}
@@ -422,7 +426,7 @@ func (st *Store) materialize(dir, id, lockName string, src *Repo, h Hash, config
 		"HEAD": []byte("ref: " + MainRef + "\n"), "config": cfg.Bytes(),
 		"description": []byte("ckpt " + id + "\n"), "info/exclude": []byte(excludeRules),
 	} {
-		if err := os.WriteFile(filepath.Join(gitDir, name), data, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(gitDir, name), data, FilePerm); err != nil {
 			return nil, err
 		}
 	}
@@ -470,10 +474,10 @@ func (r *Repo) SetMergeHead(h Hash, msg string) error {
 		}
 		return nil
 	}
-	if err := WriteFileAtomic(filepath.Join(r.GitDir, "MERGE_MSG"), []byte(msg), 0o644, r.store.Opts.Fsync); err != nil {
+	if err := WriteFileAtomic(filepath.Join(r.GitDir, "MERGE_MSG"), []byte(msg), FilePerm, r.store.Opts.Fsync); err != nil {
 		return err
 	}
-	return WriteFileAtomic(p, []byte(h.String()+"\n"), 0o644, r.store.Opts.Fsync)
+	return WriteFileAtomic(p, []byte(h.String()+"\n"), FilePerm, r.store.Opts.Fsync)
 }
 
 // WriteWorkFiles writes into the work tree, without committing, the files that differ

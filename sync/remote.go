@@ -683,7 +683,7 @@ const pullMarker = "CKPT_PULL"
 // notePull writes the note, runs apply, and removes the note.
 func notePull(r *repo.Repo, note string, apply func() error) error {
 	marker := filepath.Join(r.GitDir, pullMarker)
-	if err := repo.WriteFileAtomic(marker, []byte(note+"\n"), 0o644, r.Store().Opts.Fsync); err != nil {
+	if err := repo.WriteFileAtomic(marker, []byte(note+"\n"), repo.FilePerm, r.Store().Opts.Fsync); err != nil {
 		return fmt.Errorf("%s: note the pull: %w", r.ID, err)
 	}
 	if err := failpoint.Check("integrate-before-apply"); err != nil {
@@ -965,7 +965,7 @@ func (s *Service) Clone(url string, network *repo.GitNetwork, progress func(done
 		}
 		return nil, err
 	}
-	if err := os.MkdirAll(s.Store.Home, 0o755); err != nil {
+	if err := os.MkdirAll(s.Store.Home, repo.DirPerm); err != nil {
 		return nil, err
 	}
 	// A password in the URL goes to git's credential helper, which the fetch then asks.
