@@ -31,7 +31,11 @@ type gitReader struct {
 
 func (r *Repo) reader() *gitReader {
 	if r.git == nil {
-		s := filesystem.NewStorage(osfs.New(r.GitDir), cache.NewObjectLRU(4<<20))
+		var opts filesystem.Options
+		if r.keepPacksOpen {
+			opts.MaxOpenDescriptors = 16
+		}
+		s := filesystem.NewStorageWithOptions(osfs.New(r.GitDir), cache.NewObjectLRU(4<<20), opts)
 		repo, _ := git.Open(s, nil) // only fails without a HEAD, which Init writes first
 		r.git = &gitReader{gitDir: r.GitDir, storage: s, repo: repo}
 	}
@@ -39,7 +43,12 @@ func (r *Repo) reader() *gitReader {
 }
 
 // Reset drops cached readers, after the repository changed on disk behind our back.
-func (r *Repo) Reset() { r.git = nil }
+func (r *Repo) Reset() {
+	if r.git != nil && r.keepPacksOpen {
+		_ = r.git.storage.Close()
+	}
+	r.git = nil
+}
 
 func (g *gitReader) commit(h Hash) (*object.Commit, error) {
 	c, err := object.GetCommit(g.storage, h)

@@ -34,6 +34,9 @@ type Repo struct {
 	cfg   *gitconfig.Config
 	git   *gitReader
 	known knownHead
+	// keepPacksOpen keeps pack files open between reads (the transport, read object by
+	// object for a thousand sessions); go-git otherwise opens and closes one per object.
+	keepPacksOpen bool
 }
 
 // Config returns a ckpt.<key> value from the repository's git config.

@@ -62,7 +62,7 @@ func (st *Store) Transport() (*Repo, error) {
 	// nothing, so its writes are not fsynced one by one.
 	quick := *st
 	quick.Opts.Fsync = false
-	return &Repo{ID: "transport", Dir: dir, GitDir: dir, WorkDir: "", LockName: ".transport", store: &quick}, nil
+	return &Repo{ID: "transport", Dir: dir, GitDir: dir, WorkDir: "", LockName: ".transport", store: &quick, keepPacksOpen: true}, nil
 }
 
 // remotes are kept in <home>/state/remotes.json: {"origin": "URL"}.
@@ -372,13 +372,10 @@ func (st *Store) MaterializeKnowledge(src *Repo, h Hash) (*Repo, error) {
 }
 
 func (st *Store) materialize(dir, id, lockName string, src *Repo, h Hash, config map[string]string) (_ *Repo, err error) {
-	// Refused history leaves nothing behind, not even the temporary directory.
-	if err := CheckHistory(src, h, nil, false); err != nil {
-		return nil, err
-	}
 	parent := filepath.Dir(dir)
 	tmp := filepath.Join(parent, ".init-"+filepath.Base(dir))
 	_ = os.RemoveAll(tmp)
+	// Refused history (Copy checks it) leaves nothing behind, not even tmp.
 	defer func() {
 		if err != nil {
 			_ = os.RemoveAll(tmp)
