@@ -347,3 +347,35 @@ func TestHostileRemoteGoGit(t *testing.T) {
 		}
 	}
 }
+
+// TestHostileLocalCommit: a hostile commit that reached a session's repository some other
+// way (git by hand) is refused by restore, show and diff like one from a remote, and
+// nothing is written.
+func TestHostileLocalCommit(t *testing.T) {
+	h := newHostileRemote(t)
+	h.dir = filepath.Join(h.root, h.store, "sessions", "alpha")
+	head := h.git(nil, "rev-parse", "HEAD")
+	for _, tc := range hostileCases() {
+		if tc.gitRefuses || tc.inParent || strings.Contains(tc.want, "malformed commit") {
+			continue
+		}
+		t.Run(tc.name, func(t *testing.T) {
+			bad := tc.build(h, head)
+			want := regexp.MustCompile(`^ckpt: commit ` + bad[:7] + `: ` + tc.want + `$`)
+			for _, args := range [][]string{
+				{"restore", "-s", "alpha", "--rev", bad},
+				{"show", "-s", "alpha", "--rev", bad},
+				{"diff", "-s", "alpha", "--from", "HEAD", "--to", bad},
+			} {
+				before := fssnap.Take(t, h.root)
+				code, stdout, stderr := runCkpt(args...)
+				if code != 1 || !want.MatchString(strings.TrimSuffix(stderr, "\n")) || stdout != "" {
+					t.Fatalf("ckpt %s: exit %d\nstdout: %s\nstderr: %s\nwant exit 1 and %s", args[0], code, stdout, stderr, want)
+				}
+				if d := fssnap.Diff(before, fssnap.Take(t, h.root), fssnap.Under(h.store+"/state")); len(d) > 0 {
+					t.Fatalf("ckpt %s was refused but wrote:\n%s", args[0], strings.Join(d, "\n"))
+				}
+			}
+		})
+	}
+}
