@@ -98,11 +98,11 @@ const (
 	probDuplicate = "duplicate tree entry (malformed tree)"
 )
 
-// CheckEntryName returns why git would refuse name as a tree entry, or "": a path that
+// checkEntryName returns why git would refuse name as a tree entry, or "": a path that
 // leaves the work tree or names its git directory in any spelling a file system may treat
 // as .git (case, NTFS short names and trailing dots or spaces, HFS+ ignorable code points).
 // It does not apply the session's own file-name rule (ValidFileName).
-func CheckEntryName(name string) string {
+func checkEntryName(name string) string {
 	switch {
 	case name == "":
 		return probEmpty
@@ -245,7 +245,7 @@ func checkTree(entries []rawEntry) *TreeError {
 	}
 	// Names first: a hostile name is what the user needs to hear about, whatever else is wrong.
 	for _, e := range entries {
-		if p := CheckEntryName(e.name); p != "" {
+		if p := checkEntryName(e.name); p != "" {
 			return refuse(e, p)
 		}
 	}

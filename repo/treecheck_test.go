@@ -95,8 +95,8 @@ func TestCheckEntryNameAgreesWithGit(t *testing.T) {
 		{"x.git", "", false},
 		{".g\u00e9it", "", false},
 	} {
-		if got := CheckEntryName(tc.name); got != tc.problem {
-			t.Errorf("CheckEntryName(%s) = %q, want %q", quoteName(tc.name), got, tc.problem)
+		if got := checkEntryName(tc.name); got != tc.problem {
+			t.Errorf("checkEntryName(%s) = %q, want %q", quoteName(tc.name), got, tc.problem)
 		}
 	}
 
@@ -118,13 +118,13 @@ func TestCheckEntryNameAgreesWithGit(t *testing.T) {
 		complained := strings.Contains(fsck, trees[name])
 		_, rerr := gitTry(t, dir, nil, "-c", "core.protectNTFS=true", "-c", "core.protectHFS=true", "read-tree", trees[name])
 		gitRefuses := complained || rerr != nil
-		weRefuse := CheckEntryName(name) != ""
+		weRefuse := checkEntryName(name) != ""
 		stricter := name == `..\..\PWNED` || name == `a\b` || name == `C:x`
 		switch {
 		case gitRefuses && !weRefuse:
-			t.Errorf("git refuses %s, CheckEntryName takes it", quoteName(name))
+			t.Errorf("git refuses %s, checkEntryName takes it", quoteName(name))
 		case !gitRefuses && weRefuse && !stricter:
-			t.Errorf("git takes %s, CheckEntryName refuses it: %s", quoteName(name), CheckEntryName(name))
+			t.Errorf("git takes %s, checkEntryName refuses it: %s", quoteName(name), checkEntryName(name))
 		}
 	}
 }
