@@ -504,12 +504,10 @@ func (g *gitReader) checkedTree(c parsedCommit) ([]rawEntry, error) {
 }
 
 // CheckHistory checks every commit of head's history in src that dst does not hold yet (all
-// of it when dst is nil) and the tree of each, before any of it is copied: what a pull
-// calls first, so that a refusal leaves every session as it was. Every blob a tree names
-// must be there; with blobTypes it must also be a blob, which costs a read of each new
-// blob (Copier.Copy checks that again as it copies, so a clone, which removes what it
-// made when it fails, can skip it).
-func CheckHistory(src *Repo, head Hash, dst *Repo, blobTypes bool) error {
+// of it when dst is nil), the tree of each and the type of every object a tree names,
+// before any of it is copied: what a pull calls first, so that a refusal leaves every
+// session as it was. Copier.Copy checks the same again as it copies.
+func CheckHistory(src *Repo, head Hash, dst *Repo) error {
 	g := src.reader()
 	known := func(Hash) bool { return false }
 	if dst != nil {
@@ -543,12 +541,6 @@ func CheckHistory(src *Repo, head Hash, dst *Repo, blobTypes bool) error {
 				continue
 			}
 			kinds[e.hash] = plumbing.BlobObject
-			if !blobTypes {
-				if g.storage.HasEncodedObject(e.hash) != nil {
-					return refuse("blob " + short(e.hash) + " is missing")
-				}
-				continue
-			}
 			o, err := g.storage.EncodedObject(plumbing.AnyObject, e.hash)
 			switch {
 			case errors.Is(err, plumbing.ErrObjectNotFound):

@@ -283,7 +283,7 @@ func TestHostileTreeWritesNothing(t *testing.T) {
 				}
 			}
 			check("checkout", r.Checkout(head, c))
-			check("check history", CheckHistory(r, c, nil, true))
+			check("check history", CheckHistory(r, c, nil))
 			dst, _, err := st.Init("dst", InitOptions{Files: map[string][]byte{"checkpoint.md": cp}})
 			if err != nil {
 				t.Fatal(err)
@@ -333,30 +333,24 @@ func TestCheckHistoryMissingObjects(t *testing.T) {
 		{"blob", noBlob, "commit " + short(noBlob) + `: tree entry "checkpoint.md": blob ` + short(missing) + " is missing"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := CheckHistory(r, tc.commit, nil, false)
+			err := CheckHistory(r, tc.commit, nil)
 			if err == nil || err.Error() != tc.want || !errors.Is(err, ErrRefusedTree) {
 				t.Fatalf("CheckHistory = %v, want %s", err, tc.want)
 			}
 		})
 	}
-	// A tree entry that names a tree as a file: found by a check that reads blobs; without,
-	// found too when the walk met that tree as a tree (here HEAD's); and by the copy, which
-	// reads every blob anyway.
+	// A tree entry that names a tree as a file: found whether the walk met that tree as a
+	// tree (here HEAD's) or not, and by the copy, which reads every blob anyway.
 	want := "commit " + short(wrongType) + `: tree entry "checkpoint.md": ` + short(okTree) + " is a tree, not a blob"
-	for _, blobTypes := range []bool{true, false} {
-		if err := CheckHistory(r, wrongType, nil, blobTypes); err == nil || err.Error() != want {
-			t.Fatalf("CheckHistory(blobTypes=%v) = %v, want %s", blobTypes, err, want)
-		}
+	if err := CheckHistory(r, wrongType, nil); err == nil || err.Error() != want {
+		t.Fatalf("CheckHistory = %v, want %s", err, want)
 	}
 	otherTree, _ := ow.write(plumbing.TreeObject, rawTree(rawEntry{"100644", "notes.md", objectHash(plumbing.BlobObject, []byte("# C\n"))}))
 	asBlob, _ := ow.write(plumbing.TreeObject, rawTree(rawEntry{"100644", "checkpoint.md", otherTree}))
 	unseen, _ := ow.write(plumbing.CommitObject, encodeCommit(asBlob, []Hash{head}, st.Opts.Author, st.Opts.Now(), "x\n"))
 	want2 := "commit " + short(unseen) + `: tree entry "checkpoint.md": ` + short(otherTree) + " is a tree, not a blob"
-	if err := CheckHistory(r, unseen, nil, true); err == nil || err.Error() != want2 {
-		t.Fatalf("CheckHistory(blobTypes) = %v, want %s", err, want2)
-	}
-	if err := CheckHistory(r, unseen, nil, false); err != nil {
-		t.Fatalf("CheckHistory without blob types read a blob: %v", err)
+	if err := CheckHistory(r, unseen, nil); err == nil || err.Error() != want2 {
+		t.Fatalf("CheckHistory = %v, want %s", err, want2)
 	}
 	dst := testStore(t)
 	d, _, err := dst.Init("d", InitOptions{Files: map[string][]byte{"notes.md": []byte("# N\n")}})

@@ -424,9 +424,6 @@ func (s *Service) checkIncoming(t *repo.Repo, o RemoteOptions, names []string, r
 			if bad != nil || (len(want) > 0 && !want[id]) {
 				continue
 			}
-			if h, err := s.Store.HeadOf(sid); err == nil && h == remote[ref] {
-				continue // up to date: nothing arrives (one ref read, no repository opened)
-			}
 			local, err = s.Store.Open(sid)
 		default:
 			continue
@@ -439,12 +436,10 @@ func (s *Service) checkIncoming(t *repo.Repo, o RemoteOptions, names []string, r
 		}
 		if local != nil {
 			if h, err := local.Head(); err == nil && h == remote[ref] {
-				continue
+				continue // up to date: nothing arrives
 			}
 		}
-		// A clone (Quick) leaves blob types to the copy: it removes the store it made
-		// when that refuses one, and reading every blob twice would slow it down.
-		if err := repo.CheckHistory(t, remote[ref], local, !o.Quick); err != nil {
+		if err := repo.CheckHistory(t, remote[ref], local); err != nil {
 			return refusedIncoming(o.Remote, rel, err)
 		}
 	}
