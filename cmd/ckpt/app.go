@@ -103,7 +103,7 @@ func exitCode(err error) int {
 	case errors.As(err, &ee):
 		return ee.code
 	case errors.Is(err, repo.ErrInvalidSession), errors.Is(err, templates.ErrUnknown),
-		errors.Is(err, repo.ErrInvalidName):
+		errors.Is(err, repo.ErrInvalidName), errors.Is(err, repo.ErrBadWorktree):
 		return exitUsage
 	case errors.Is(err, ckptsync.ErrRejected):
 		return exitRejected
