@@ -67,7 +67,7 @@ type SquashReport struct {
 // the exclusive lock.
 func (r *Repo) Squash(o SquashOptions) (SquashReport, error) {
 	var rep SquashReport
-	// A pack a killed git left without index stops every read; index it first.
+	// A pack a killed writer left without index hides its objects; index it first.
 	_, _ = r.indexOrphanPacks()
 	head, err := r.Head()
 	if err != nil || head == ZeroHash {
@@ -149,7 +149,7 @@ func (r *Repo) Squash(o SquashOptions) (SquashReport, error) {
 	if firstChange < 0 || o.DryRun {
 		return rep, nil
 	}
-	ow := newObjectWriter(r.GitDir, r.store.Opts.Fsync)
+	w := r.objects()
 	parent := ZeroHash
 	if first := groups[firstChange][0]; first > 0 {
 		parent = chain[first-1].Hash
@@ -171,16 +171,16 @@ func (r *Repo) Squash(o SquashOptions) (SquashReport, error) {
 		if len(grp) > 1 {
 			msg = squashMessage(chain, grp)
 		}
-		data := encodeCommitSigs(last.TreeHash, parents, last.Author, last.Committer, msg)
-		h, err := ow.write(plumbing.CommitObject, data)
+		c, err := commitObject(last.TreeHash, parents, last.Author, last.Committer, msg)
+		if err != nil {
+			return rep, err
+		}
+		h, err := w.put(c)
 		if err != nil {
 			return rep, err
 		}
 		rep.Rewritten += len(grp)
 		parent = h
-	}
-	if err := ow.flush(); err != nil {
-		return rep, err
 	}
 	if err := r.store.updateRef(r.GitDir, refUpdate{name: MainRef, old: head, new: parent, msg: "gc: squash sparse checkpoints"}, r.store.Opts.Author); err != nil {
 		return rep, err
@@ -239,22 +239,6 @@ func squashMessage(chain []*object.Commit, grp []int) string {
 	fmt.Fprintf(&b, "Ckpt-Session: %s\nCkpt-Trigger: sparse\nCkpt-Sections: %s\nCkpt-Squashed: %s\n",
 		trailerValue(last.Message, "Ckpt-Session"), strings.Join(ids, ","), strconv.Itoa(len(grp)))
 	return b.String()
-}
-
-// encodeCommitSigs encodes a commit keeping its original author and committer.
-func encodeCommitSigs(tree Hash, parents []Hash, author, committer object.Signature, message string) []byte {
-	var b bytes.Buffer
-	b.WriteString("tree " + tree.String() + "\n")
-	for _, p := range parents {
-		b.WriteString("parent " + p.String() + "\n")
-	}
-	b.WriteString("author " + formatSignature(Signature{author.Name, author.Email}, author.When) + "\n")
-	b.WriteString("committer " + formatSignature(Signature{committer.Name, committer.Email}, committer.When) + "\n\n")
-	b.WriteString(message)
-	if !strings.HasSuffix(message, "\n") {
-		b.WriteByte('\n')
-	}
-	return b.Bytes()
 }
 
 // DefaultPruneAge is how long gc keeps an unreachable object: git prune's default.
@@ -348,7 +332,7 @@ func (r *Repo) Repack(pruneBefore time.Time) (RepackReport, error) {
 			objs = append(objs, h)
 		}
 		sort.Slice(objs, func(i, j int) bool { return bytes.Compare(objs[i][:], objs[j][:]) < 0 })
-		if target, err = r.writePack(objs); err != nil {
+		if target, err = r.writePack(r.reader().storage, objs); err != nil {
 			return rep, err
 		}
 		r.Reset()

@@ -14,7 +14,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-git/go-billy/v5/osfs"
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
@@ -22,7 +21,8 @@ import (
 	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
-// gitReader reads objects through go-git's storage.
+// gitReader reads (and, through objectStore, writes) objects with go-git's storage over a
+// gitFS (fsyncfs.go).
 type gitReader struct {
 	gitDir  string
 	storage *filesystem.Storage
@@ -35,7 +35,7 @@ func (r *Repo) reader() *gitReader {
 		if r.keepPacksOpen {
 			opts.MaxOpenDescriptors = 16
 		}
-		s := filesystem.NewStorageWithOptions(osfs.New(r.GitDir), cache.NewObjectLRU(4<<20), opts)
+		s := filesystem.NewStorageWithOptions(newGitFS(r.GitDir, r.store.Opts.Fsync), cache.NewObjectLRU(4<<20), opts)
 		repo, _ := git.Open(s, nil) // only fails without a HEAD, which Init writes first
 		r.git = &gitReader{gitDir: r.GitDir, storage: s, repo: repo}
 	}

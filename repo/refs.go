@@ -108,7 +108,11 @@ func (st *Store) updateRef(gitDir string, u refUpdate, who Signature) error {
 // appendReflog records the update for `git reflog`. It is a convenience: a failure here
 // never fails the commit.
 func (st *Store) appendReflog(gitDir string, u refUpdate, who Signature) {
-	line := fmt.Sprintf("%s %s %s\t%s\n", u.old, u.new, formatSignature(who, st.Opts.Now()), firstLine(u.msg))
+	var line bytes.Buffer
+	line.WriteString(u.old.String() + " " + u.new.String() + " ")
+	sig := signature(who, st.Opts.Now())
+	_ = sig.Encode(&line)
+	line.WriteString("\t" + firstLine(u.msg) + "\n")
 	names := []string{u.name}
 	if u.name == MainRef {
 		names = append(names, "HEAD")
@@ -125,7 +129,7 @@ func (st *Store) appendReflog(gitDir string, u refUpdate, who Signature) {
 		if err != nil {
 			return
 		}
-		f.WriteString(line)
+		f.Write(line.Bytes())
 		f.Close()
 	}
 }

@@ -9,8 +9,6 @@ import (
 	"os"
 	"slices"
 	"sort"
-
-	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // ErrWorkTreeChanged means a work-tree file changed between the moment a command read it and
@@ -55,7 +53,7 @@ type workTreeWrite struct {
 // written) and the names it removes.
 func (u WorkTreeUpdate) plannedFiles() (write, remove []string) {
 	for name, data := range u.Files {
-		if h, ok := u.Old[name]; !ok || h != objectHash(plumbing.BlobObject, data) || slices.Contains(u.Touch, name) {
+		if h, ok := u.Old[name]; !ok || h != BlobHash(data) || slices.Contains(u.Touch, name) {
 			write = append(write, name)
 		}
 	}
