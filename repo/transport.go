@@ -17,6 +17,7 @@ import (
 	git "github.com/go-git/go-git/v5"
 	gitcfg "github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 )
 
@@ -134,8 +135,9 @@ func CopyHistory(src, dst *Repo, head Hash) (int, error) {
 
 // Copier copies histories from any number of repositories into one new pack of dst: a push
 // of a thousand sessions writes one pack into the transport, not a thousand. The pack is
-// written by go-git's encoder, whose delta selection stores each version of a file as a
-// delta against a similar one (writePack).
+// written by go-git's encoder, whose delta selection stores each version of a file (and
+// each tree) as a delta against a similar one (writePack); each commit is stored as a delta
+// against its first parent (sources.DeltaObject).
 type Copier struct {
 	dst  *Repo
 	objs sources
@@ -145,7 +147,7 @@ type Copier struct {
 
 // NewCopier starts a pack in dst.
 func NewCopier(dst *Repo) *Copier {
-	return &Copier{dst: dst, objs: sources{from: map[Hash]storer.EncodedObjectStorer{}}, trees: map[Hash]bool{}}
+	return &Copier{dst: dst, objs: sources{from: map[Hash]storer.EncodedObjectStorer{}, base: map[Hash]Hash{}, depth: map[Hash]int{}}, trees: map[Hash]bool{}}
 }
 
 // Copy adds the history of head in src that dst lacks. Every commit and tree is checked
@@ -179,11 +181,17 @@ func (cp *Copier) Copy(src *Repo, head Hash) error {
 			}
 			cp.objs.add(e.hash, g.storage)
 		}
-		for _, h := range []Hash{c.tree, c.hash} {
-			if !have(h) {
-				cp.objs.add(h, g.storage)
-				cp.trees[h] = true
+		if !have(c.tree) {
+			cp.objs.add(c.tree, g.storage)
+			cp.trees[c.tree] = true
+		}
+		if !have(c.hash) {
+			first := ZeroHash
+			if len(c.parents) > 0 {
+				first = c.parents[0]
 			}
+			cp.objs.addCommit(c.hash, first, g.storage)
+			cp.trees[c.hash] = true
 		}
 	}
 	return nil
@@ -212,11 +220,33 @@ func (cp *Copier) Abort() { cp.objs = sources{} }
 type sources struct {
 	from  map[Hash]storer.EncodedObjectStorer
 	order []Hash
+	// base is the commit each commit is stored as a delta against, depth the length of
+	// its chain (see addCommit).
+	base  map[Hash]Hash
+	depth map[Hash]int
 }
+
+// maxDeltaDepth bounds a chain of commit deltas, as git's pack.depth (and go-git's delta
+// selection) bound every chain: reading an object costs one step per link.
+const maxDeltaDepth = 50
 
 func (s *sources) add(h Hash, from storer.EncodedObjectStorer) {
 	s.from[h] = from
 	s.order = append(s.order, h)
+}
+
+// addCommit adds commit h, whose first parent is parent. go-git's delta selection tries
+// deltas for blobs and trees only, but git also stores a commit as a delta against a similar
+// one, which in a session's history (long messages that differ in a few words) is a third of
+// a pack. So a commit whose first parent travels in the same pack, in a chain shorter than
+// maxDeltaDepth, is offered to the encoder as a delta against it (DeltaObject).
+func (s *sources) addCommit(h, parent Hash, from storer.EncodedObjectStorer) {
+	s.add(h, from)
+	if d, ok := s.depth[parent]; ok && parent != ZeroHash && d+1 < maxDeltaDepth {
+		s.base[h], s.depth[h] = parent, d+1
+		return
+	}
+	s.depth[h] = 0
 }
 
 func (s *sources) EncodedObject(t plumbing.ObjectType, h Hash) (plumbing.EncodedObject, error) {
@@ -227,18 +257,54 @@ func (s *sources) EncodedObject(t plumbing.ObjectType, h Hash) (plumbing.Encoded
 	return src.EncodedObject(t, h)
 }
 
-// DeltaObject lets the encoder reuse a delta that a source's pack holds already, when its
-// base is copied too.
+// DeltaObject is how go-git's encoder asks for an object as it may be stored: a commit
+// with a base (addCommit) as a delta made by go-git's packfile.GetDelta; any other object
+// as its source holds it, so that a delta a source's pack holds already is reused when its
+// base travels too.
 func (s *sources) DeltaObject(t plumbing.ObjectType, h Hash) (plumbing.EncodedObject, error) {
 	src, ok := s.from[h]
 	if !ok {
 		return nil, plumbing.ErrObjectNotFound
+	}
+	if base, ok := s.base[h]; ok {
+		return s.commitDelta(h, base)
 	}
 	if d, ok := src.(storer.DeltaObjectStorer); ok {
 		return d.DeltaObject(t, h)
 	}
 	return src.EncodedObject(t, h)
 }
+
+func (s *sources) commitDelta(h, base Hash) (plumbing.EncodedObject, error) {
+	target, err := s.EncodedObject(plumbing.CommitObject, h)
+	if err != nil {
+		return nil, err
+	}
+	bo, err := s.EncodedObject(plumbing.CommitObject, base)
+	if err != nil {
+		return nil, err
+	}
+	d, err := packfile.GetDelta(bo, target)
+	if err != nil {
+		return nil, err
+	}
+	if d.Size() >= target.Size() {
+		delete(s.base, h)
+		return target, nil
+	}
+	return &deltaObject{EncodedObject: d, base: base, hash: h, size: target.Size()}, nil
+}
+
+// deltaObject is a delta as go-git's encoder takes one (plumbing.DeltaObject).
+type deltaObject struct {
+	plumbing.EncodedObject
+	base, hash Hash
+	size       int64
+}
+
+func (d *deltaObject) BaseHash() Hash    { return d.base }
+func (d *deltaObject) ActualHash() Hash  { return d.hash }
+func (d *deltaObject) ActualSize() int64 { return d.size }
 
 func (s *sources) HasEncodedObject(h Hash) error {
 	if _, ok := s.from[h]; !ok {
