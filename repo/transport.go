@@ -333,12 +333,14 @@ func (s *sources) IterEncodedObjects(plumbing.ObjectType) (storer.EncodedObjectI
 func (s *sources) AddAlternate(string) error { return errReadOnly }
 
 // FileHashes returns the blob ids of a commit's files, without reading them.
-func (r *Repo) FileHashes(h Hash) (map[string]Hash, error) {
-	t, err := r.reader().commitTree(h)
+func (r *Repo) FileHashes(h Hash) (map[string]Hash, error) { return r.reader().fileHashes(h) }
+
+func (g *gitReader) fileHashes(h Hash) (map[string]Hash, error) {
+	t, err := g.commitTree(h)
 	if err != nil {
 		return nil, err
 	}
-	files, err := r.reader().treeFiles(t)
+	files, err := g.treeFiles(t)
 	return files, withCommit(err, h)
 }
 
@@ -367,11 +369,12 @@ func (r *Repo) Ref(name string) (Hash, error) { return readRef(r.GitDir, name) }
 func (r *Repo) Refs(prefix string) (map[string]Hash, error) { return listRefs(r.GitDir, prefix) }
 
 // IsAncestor reports whether a is an ancestor of b (or equal).
-func (r *Repo) IsAncestor(a, b Hash) (bool, error) {
+func (r *Repo) IsAncestor(a, b Hash) (bool, error) { return r.reader().isAncestor(a, b) }
+
+func (g *gitReader) isAncestor(a, b Hash) (bool, error) {
 	if a == b {
 		return true, nil
 	}
-	g := r.reader()
 	seen := map[Hash]bool{}
 	stack := []Hash{b}
 	for len(stack) > 0 {
@@ -394,8 +397,9 @@ func (r *Repo) IsAncestor(a, b Hash) (bool, error) {
 }
 
 // MergeBase returns the best common ancestor of a and b (ZeroHash when none).
-func (r *Repo) MergeBase(a, b Hash) (Hash, error) {
-	g := r.reader()
+func (r *Repo) MergeBase(a, b Hash) (Hash, error) { return r.reader().mergeBase(a, b) }
+
+func (g *gitReader) mergeBase(a, b Hash) (Hash, error) {
 	ca, err := g.commit(a)
 	if err != nil {
 		return ZeroHash, err
