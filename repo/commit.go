@@ -51,7 +51,7 @@ func (r *Repo) commit(req CommitRequest, maybePack bool) (Hash, bool, error) {
 		return p.Commit(), false, nil
 	}
 	if maybePack {
-		_ = r.maybePack()
+		_ = r.maybePack(p.Commit())
 	}
 	return p.Commit(), true, nil
 }
@@ -163,7 +163,7 @@ func prepare(w objectStore, req CommitRequest, head Hash, oldTree map[string]Has
 	if p.commit, err = w.put(c); err != nil {
 		return nil, err
 	}
-	return p, nil
+	return p, w.sync()
 }
 
 // Prepare writes the objects of req's commit (durably) without moving any ref or touching
@@ -201,7 +201,7 @@ func (r *Repo) Prepare(req CommitRequest) (*Prepared, error) {
 		return nil, err
 	}
 	p.to = r
-	p.work = WorkTreeUpdate{Files: req.Files, Old: oldTree, Disk: req.Disk, Touch: req.Touch, Appendable: req.Appendable}
+	p.work = WorkTreeUpdate{Files: req.Files, Old: oldTree, Disk: req.Disk, Touch: req.Touch, Appendable: req.Appendable, hashes: p.files}
 	return p, nil
 }
 
@@ -368,6 +368,9 @@ func reject(w objectStore, files map[string][]byte, message string, head, lastTr
 		return ZeroHash, false, err
 	}
 	h, err := w.put(c)
+	if err == nil {
+		err = w.sync()
+	}
 	return h, false, err
 }
 

@@ -182,6 +182,9 @@ func (r *Repo) Squash(o SquashOptions) (SquashReport, error) {
 		rep.Rewritten += len(grp)
 		parent = h
 	}
+	if err := w.sync(); err != nil {
+		return rep, err
+	}
 	if err := r.store.updateRef(r.GitDir, refUpdate{name: MainRef, old: head, new: parent, msg: "gc: squash sparse checkpoints"}, r.store.Opts.Author); err != nil {
 		return rep, err
 	}

@@ -28,6 +28,7 @@ import (
 type gitReader struct {
 	gitDir  string // "" in memory: no loose object files to read directly
 	storage storage.Storer
+	fs      *gitFS // nil in memory
 	repo    *git.Repository
 }
 
@@ -37,9 +38,10 @@ func (r *Repo) reader() *gitReader {
 		if r.keepPacksOpen {
 			opts.MaxOpenDescriptors = 16
 		}
-		s := filesystem.NewStorageWithOptions(newGitFS(r.GitDir, r.store.Opts.Fsync), cache.NewObjectLRU(4<<20), opts)
+		fsys := newGitFS(r.GitDir, r.store.Opts.Fsync)
+		s := filesystem.NewStorageWithOptions(fsys, cache.NewObjectLRU(4<<20), opts)
 		repo, _ := git.Open(s, nil) // only fails without a HEAD, which Init writes first
-		r.git = &gitReader{gitDir: r.GitDir, storage: s, repo: repo}
+		r.git = &gitReader{gitDir: r.GitDir, storage: s, fs: fsys, repo: repo}
 	}
 	return r.git
 }
@@ -116,7 +118,7 @@ func (g *gitReader) blob(h Hash) ([]byte, error) {
 // is most of the cost. ok is false when the object is not loose (or not a blob).
 func (g *gitReader) looseBlob(h Hash) ([]byte, bool) {
 	s := h.String()
-	f, err := os.Open(filepath.Join(g.gitDir, "objects", s[:2], s[2:]))
+	f, err := openFile(filepath.Join(g.gitDir, "objects", s[:2], s[2:]), os.O_RDONLY, 0)
 	if err != nil {
 		return nil, false
 	}

@@ -2,8 +2,6 @@ package repo
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -71,31 +69,38 @@ func signature(who Signature, when time.Time) object.Signature {
 	return object.Signature{Name: clean(who.Name), Email: clean(who.Email), When: when}
 }
 
-// objectStore writes objects into one repository's storer.
+// objectStore writes objects into one repository's storer. An object that is there
+// already is written again (go-git then drops the copy when it finds the file in place):
+// ckpt writes only what a commit changes, so looking first would cost every write a system
+// call to spare a rare one.
 type objectStore struct {
-	s storer.EncodedObjectStorer
-	// gitDir, when set, is where loose objects are looked for before one is written: an
-	// object that is there already is not compressed and written again (go-git would, then
-	// drop the copy), and nothing reads the pack indexes to find out.
-	gitDir string
+	s  storer.EncodedObjectStorer
+	fs *gitFS // nil in memory
+}
+
+// sync makes what put wrote durable: the directories of the loose objects (gitFS). It is
+// called before any ref or other object can name them.
+func (w objectStore) sync() error {
+	if w.fs == nil {
+		return nil
+	}
+	return w.fs.syncDirs()
 }
 
 // put stores o and returns its hash.
 func (w objectStore) put(o *plumbing.MemoryObject) (Hash, error) {
-	h := o.Hash()
-	if w.gitDir != "" {
-		s := h.String()
-		if _, err := os.Lstat(filepath.Join(w.gitDir, "objects", s[:2], s[2:])); err == nil {
-			return h, nil
-		}
+	if w.fs != nil {
+		w.fs.nextObject(o.Hash())
 	}
-	if _, err := w.s.SetEncodedObject(o); err != nil {
-		return h, fmt.Errorf("write %s %s: %w", o.Type(), short(h), err)
+	h, err := w.s.SetEncodedObject(o)
+	if err != nil {
+		return h, fmt.Errorf("write %s %s: %w", o.Type(), short(o.Hash()), err)
 	}
 	return h, nil
 }
 
 // objects is the repository's object writer.
 func (r *Repo) objects() objectStore {
-	return objectStore{s: r.reader().storage, gitDir: r.GitDir}
+	g := r.reader()
+	return objectStore{s: g.storage, fs: g.fs}
 }

@@ -24,19 +24,23 @@ const maxPacks = 8
 
 // MaybePack packs the loose objects when there are too many (see maybePack). A failure to
 // pack never fails the commit that triggered it; the next commit tries again.
-func (r *Repo) MaybePack() { _ = r.maybePack() }
+func (r *Repo) MaybePack() {
+	if h, err := r.Head(); err == nil {
+		_ = r.maybePack(h)
+	}
+}
 
 // maybePack packs the loose objects when there are more than PackThreshold of them. Like
 // `git gc --auto`, it estimates the count from a few fan-out directories instead of listing
-// them all, so the check costs four directory reads per commit.
-func (r *Repo) maybePack() error {
+// them all, so the check costs four directory reads per commit. head is HEAD.
+func (r *Repo) maybePack(head Hash) error {
 	t := r.store.Opts.PackThreshold
 	if t <= 0 {
 		return nil
 	}
 	// Looking costs four directory reads; once every 16 commits is often enough for a
 	// threshold of hundreds of objects.
-	if h, err := r.Head(); err == nil && h[0]%16 != 0 && t >= 64 {
+	if head[0]%16 != 0 && t >= 64 {
 		return nil
 	}
 	n := 0
@@ -128,7 +132,7 @@ var afterPackRename func(pack string)
 // encoder and its delta selection, indexes it with go-git's idxfile writer, and puts both in
 // place in git's order: the pack is written to a temporary file and fsynced, the index to
 // another, fsynced; then the pack is renamed into place, then the index, each rename followed
-// by an fsync of the directory (gitFS does both). Between the two renames go-git's readers do
+// by an fsync of the directory. Between the two renames go-git's readers do
 // not see the pack (gitFS hides a .pack without its .idx) and git, which lists packs by
 // their .idx, does not either. A kill at any moment therefore leaves no pack, a complete
 // pack without index (indexed by the next gc or doctor, see indexOrphanPacks), or both.
@@ -177,10 +181,16 @@ func (r *Repo) writePack(src storer.EncodedObjectStorer, objs []Hash) (string, e
 	if err := fsys.Rename(pack.Name(), filepath.Join(dir, name+".pack")); err != nil {
 		return fail(err)
 	}
+	if err := fsys.syncDirs(); err != nil {
+		return fail(err)
+	}
 	if afterPackRename != nil {
 		afterPackRename(filepath.Join(r.GitDir, dir, name+".pack"))
 	}
 	if err := fsys.Rename(index.Name(), filepath.Join(dir, name+".idx")); err != nil {
+		return fail(err)
+	}
+	if err := fsys.syncDirs(); err != nil {
 		return fail(err)
 	}
 	return name, nil

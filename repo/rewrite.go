@@ -152,6 +152,11 @@ func (r *Repo) RewriteHistory(o RewriteOptions) (*Rewrite, error) {
 			rw.Refs = append(rw.Refs, RefMove{n, refs[n], nh})
 		}
 	}
+	if !o.DryRun {
+		if err := r.objects().sync(); err != nil { // durable before Finish moves a ref
+			return nil, err
+		}
+	}
 	return rw, nil
 }
 

@@ -293,14 +293,14 @@ func (st *Store) initGitDir(gitDir string, spec repoSpec) error {
 		return err
 	}
 	if spec.bare {
-		return nil
+		return fsys.syncDirs()
 	}
 	for name, data := range map[string]string{"description": "ckpt " + spec.id + "\n", "info/exclude": excludeRules} {
 		if err := util.WriteFile(fsys, name, []byte(data), FilePerm); err != nil {
 			return err
 		}
 	}
-	return nil
+	return fsys.syncDirs()
 }
 
 // Open returns an existing session, or ErrNotFound.
