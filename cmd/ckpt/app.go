@@ -178,6 +178,7 @@ func commands(env *Env) []*cli.Command {
 		logCommand(env),
 		showCommand(env),
 		diffCommand(env),
+		blameCommand(env),
 		restoreCommand(env),
 		sessionsCommand(env),
 		pathCommand(env),
