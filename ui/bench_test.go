@@ -279,10 +279,7 @@ func BenchmarkStartServing(b *testing.B) {
 // the first answer to GET /, on the 1,000-session store.
 func BenchmarkStartProcess(b *testing.B) {
 	home := manySessions(b)
-	bin := filepath.Join(b.TempDir(), "ckpt")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/ckpt").CombinedOutput(); err != nil {
-		b.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := ckptBinary(b)
 	for b.Loop() {
 		start := time.Now()
 		cmd := exec.Command(bin, "--home", home, "ui")

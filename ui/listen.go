@@ -41,14 +41,18 @@ func Listen(addr string, allowRemote bool) (*Listener, error) {
 	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
 		return nil, fmt.Errorf("%q: %w: port %q is not a number from 0 to 65535", addr, ErrBadAddr, port)
 	}
-	bind := host
+	bind, network := host, "tcp"
 	loopback := false
 	switch ip := net.ParseIP(host); {
 	case strings.EqualFold(host, "localhost"):
 		// Bind the IPv4 loopback, not whatever the resolver says localhost is.
-		bind, loopback = "127.0.0.1", true
+		bind, network, loopback = "127.0.0.1", "tcp4", true
 	case ip != nil:
-		loopback = ip.IsLoopback()
+		// An IPv4 address is bound as one (0.0.0.0 is not [::]).
+		loopback, network = ip.IsLoopback(), "tcp6"
+		if ip.To4() != nil {
+			network = "tcp4"
+		}
 	}
 	if !loopback && !allowRemote {
 		shown := host
@@ -57,7 +61,7 @@ func Listen(addr string, allowRemote bool) (*Listener, error) {
 		}
 		return nil, fmt.Errorf("%q: %w (%s)\nhint: ckpt ui binds 127.0.0.1 unless --allow-remote is given; then it asks for a token", addr, ErrNotLoopback, shown)
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(bind, port))
+	ln, err := net.Listen(network, net.JoinHostPort(bind, port))
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
