@@ -1,11 +1,14 @@
 package ui
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
 
 	"github.com/ckpt-dev/ckpt/history"
+	"github.com/ckpt-dev/ckpt/hooks"
+	"github.com/ckpt-dev/ckpt/repo"
 )
 
 // sessionsPerPage bounds the sessions page; a filter narrows it first.
@@ -21,14 +24,14 @@ type sessionsBody struct {
 	Home    string
 }
 
-// sessionsPage lists every session: template, head, last update and its trigger, pending
-// notes, breaker and bound work trees. ?q= keeps sessions whose id, template, work tree,
-// bound work tree, last trigger or last subject contains the text; ?page= pages.
+// sessionsPage lists the sessions, a hundred a page: template, head, last update and its
+// trigger, pending notes, breaker and bound work trees. ?q= keeps sessions whose id,
+// template, work tree or bound work tree contains the text; ?page= pages.
 func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	filter := strings.TrimSpace(q.Get("q"))
-	if len(filter) > 200 {
-		s.fail(w, badInput("filter longer than 200 bytes"))
+	if err := checkParam("q", filter); err != nil {
+		s.fail(w, err)
 		return
 	}
 	pageNo, err := pageParam(q.Get("page"))
@@ -36,17 +39,17 @@ func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	all, err := s.hist.Sessions()
+	ids, err := s.opts.Store.SessionIDs()
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	body := sessionsBody{Filter: filter, Total: len(all), Page: pageNo, Home: s.opts.Store.Home}
-	var kept []history.Session
-	needle := strings.ToLower(filter)
-	for _, ss := range all {
-		if needle == "" || sessionMatches(ss, needle) {
-			kept = append(kept, ss)
+	body := sessionsBody{Filter: filter, Total: len(ids), Page: pageNo, Home: s.opts.Store.Home}
+	kept := ids
+	if filter != "" {
+		if kept, err = s.filterSessions(ids, strings.ToLower(filter)); err != nil {
+			s.fail(w, err)
+			return
 		}
 	}
 	body.Matched = len(kept)
@@ -56,7 +59,10 @@ func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	lo := (pageNo - 1) * sessionsPerPage
-	body.Rows = kept[lo:min(len(kept), lo+sessionsPerPage)]
+	if body.Rows, err = s.sessionRows(kept[lo:min(len(kept), lo+sessionsPerPage)]); err != nil {
+		s.fail(w, err)
+		return
+	}
 	p := page{Title: "Sessions", Nav: "sessions", Body: body}
 	if pageNo > 1 {
 		p.Prev = withQuery("/", "q", filter, "page", strconv.Itoa(pageNo-1))
@@ -67,13 +73,72 @@ func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request) {
 	s.render(w, http.StatusOK, "sessions", p)
 }
 
-func sessionMatches(ss history.Session, needle string) bool {
-	for _, f := range []string{ss.ID, ss.Template, ss.Worktree, ss.Bound, ss.Trigger, ss.Subject} {
-		if strings.Contains(strings.ToLower(f), needle) {
-			return true
+// filterSessions keeps the sessions whose id, template, work tree or bound git work tree
+// contains needle: what the repositories' config and the hooks' state say, no history.
+func (s *Server) filterSessions(ids []repo.SessionID, needle string) ([]repo.SessionID, error) {
+	st, err := hooks.LoadState(s.opts.Store.Home)
+	if err != nil && !errors.Is(err, hooks.ErrCorruptState) {
+		return nil, err
+	}
+	var out []repo.SessionID
+	for _, id := range ids {
+		fields := []string{string(id)}
+		if r, err := s.opts.Store.Open(id); err == nil {
+			fields = append(fields, r.Template(), r.WorkDir)
+		}
+		if st != nil && st.Sessions[string(id)] != nil {
+			fields = append(fields, st.Sessions[string(id)].Bound)
+		}
+		for _, f := range fields {
+			if strings.Contains(strings.ToLower(f), needle) {
+				out = append(out, id)
+				break
+			}
 		}
 	}
-	return false
+	return out, nil
+}
+
+// sessionRows summarises the sessions of one page. history.Sessions reads every session of
+// the store (a thousand head commits and notes files before the first byte of the page);
+// the page shows a hundred, so for each of those the UI asks history for the newest commit
+// only, and reads the template, pending notes and hooks' state as history.Sessions does.
+func (s *Server) sessionRows(ids []repo.SessionID) ([]history.Session, error) {
+	names := make([]string, len(ids))
+	for i, id := range ids {
+		names[i] = string(id)
+	}
+	st, err := hooks.LoadSessions(s.opts.Store.Home, names)
+	if err != nil && !errors.Is(err, hooks.ErrCorruptState) {
+		return nil, err
+	}
+	out := make([]history.Session, 0, len(ids))
+	for _, id := range ids {
+		ss := history.Session{ID: string(id)}
+		if st != nil {
+			if hs := st.Sessions[string(id)]; hs != nil {
+				ss.Bound = hs.Bound
+				ss.Breaker = history.Breaker{Open: hs.Breaker.Open, Failures: hs.Breaker.Failures, Reason: hs.Breaker.Reason}
+			}
+		}
+		r, err := s.opts.Store.Open(id)
+		if err != nil {
+			out = append(out, ss) // a damaged session is listed with what could be read
+			continue
+		}
+		ss.Template, ss.Path, ss.Worktree = r.Template(), r.Dir, r.WorkDir
+		// A session busy past the lock timeout is listed without its head, not a 503 for
+		// the whole list.
+		if lp, err := s.hist.Log(string(id), history.LogQuery{Limit: 1}); err == nil && len(lp.Commits) == 1 {
+			c := lp.Commits[0]
+			ss.Head, ss.Time, ss.Trigger, ss.Full, ss.Subject = c.Hash, c.Time, c.Trigger, c.Full, c.Subject
+		}
+		if n, err := s.svc.PendingNotes(r); err == nil {
+			ss.PendingNotes = n
+		}
+		out = append(out, ss)
+	}
+	return out, nil
 }
 
 // pageParam reads ?page= (1 when absent).

@@ -307,6 +307,10 @@ func TestBusy(t *testing.T) {
 	if rec := get(t, h, "/s/beta/"); rec.Code != http.StatusOK {
 		t.Fatalf("another session: status %d, want 200", rec.Code)
 	}
+	// The list shows the busy session without its head rather than failing.
+	if rec := get(t, h, "/"); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `href="/s/alpha/"`) {
+		t.Fatalf("sessions page: status %d", rec.Code)
+	}
 }
 
 // TestEmptyStore: a store without sessions or knowledge repository serves its pages.
