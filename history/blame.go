@@ -23,8 +23,8 @@ type BlameLine struct {
 }
 
 // BlameResult is a section at a revision, line by line, with the commit that added each
-// line. Blank lines and the heading and directive lines (which only a template sets) are
-// left out.
+// line. Blank lines, the heading and directive lines and the lines the template itself
+// puts in the section (six's closing ---, a placeholder) are left out: they are no one's.
 type BlameResult struct {
 	Provenance
 	File    string      `json:"file"`
@@ -85,8 +85,14 @@ func blame(src *source, t *ckptsync.Template, start repo.Hash, section string) (
 	if sec.Directive != nil {
 		n++
 	}
+	// Lines the template itself puts in the section (the closing ---, a placeholder) are
+	// no one's entries.
+	skip := map[string]bool{}
+	if ts := t.Doc.Section(sec.ID); ts != nil {
+		eachLine(ts.Body, func(l []byte) { skip[string(bytes.TrimSpace(l))] = true })
+	}
 	eachLine(sec.Body, func(l []byte) {
-		if len(bytes.TrimSpace(l)) > 0 {
+		if len(bytes.TrimSpace(l)) > 0 && !skip[string(bytes.TrimSpace(l))] {
 			pending[string(l)] = append(pending[string(l)], len(out.Lines))
 			out.Lines = append(out.Lines, BlameLine{Line: n, Text: string(l)})
 			left++

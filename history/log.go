@@ -289,6 +289,15 @@ func (h *Reader) Resolve(session, rev string) (Commit, error) {
 // timeLayouts are the times a revision may be, tried in order.
 var timeLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04Z07:00", "2006-01-02T15:04", "2006-01-02"}
 
+// ParseTime reads a time as a revision may be one: RFC 3339, 2026-04-01T22:00Z as ckpt
+// writes times, 2026-04-01T22:00 (UTC), or a date (its last instant).
+func ParseTime(s string) (time.Time, error) {
+	if t, ok := parseTime(strings.TrimSpace(s)); ok {
+		return t, nil
+	}
+	return time.Time{}, fmt.Errorf("%w: time %q: want RFC 3339 or 2026-04-01T22:00Z or 2026-04-01", ErrBadQuery, s)
+}
+
 func parseTime(rev string) (time.Time, bool) {
 	// Hashes are hex; every time layout has a '-' in it.
 	if !strings.Contains(rev, "-") || strings.HasPrefix(rev, "-") {

@@ -191,6 +191,7 @@ func commands(env *Env) []*cli.Command {
 		breakerCommand(env),
 		statusCommand(env),
 		searchCommand(env),
+		mcpCommand(env),
 		remoteCommand(env),
 		pushCommand(env),
 		pullCommand(env),
