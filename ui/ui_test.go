@@ -244,7 +244,7 @@ func TestNoWrites(t *testing.T) {
 	h := f.server(t, "").Handler()
 	before := snapshot(t, f.home)
 	for _, path := range []string{"/", "/s/alpha/", "/s/alpha/c/HEAD", "/s/alpha/c/HEAD?view=split", "/s/alpha/section/%F0%9F%94%91",
-		"/s/alpha/blame/%F0%9F%94%91", "/s/alpha/compare?from=HEAD~2&to=HEAD", "/knowledge", "/search?q=blake3", "/s/beta/",
+		"/s/alpha/blame/%F0%9F%94%91", "/s/alpha/compare?from=HEAD~2&to=HEAD", "/knowledge", "/search?q=blake3", "/search?q=xxhash&history=1", "/s/beta/",
 		"/s/beta/c/HEAD", "/s/nobody/", "/s/alpha/c/HEAD?file=../x"} {
 		get(t, h, path)
 	}
