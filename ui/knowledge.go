@@ -44,10 +44,14 @@ func (s *Server) knowledgePage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, badInput("state %q: want pending, accepted or rejected", cut(state, 20)))
 		return
 	}
-	unlock, err := s.opts.Store.Lock(repo.KnowledgeLock, false)
-	if err != nil {
-		s.fail(w, err)
-		return
+	// The shared lock, when there is a knowledge repository to read: taking it creates the
+	// lock file, and a store without one stays as it is.
+	unlock := func() {}
+	if _, err := os.Stat(s.opts.Store.KnowledgeDir()); err == nil {
+		if unlock, err = s.opts.Store.Lock(repo.KnowledgeLock, false); err != nil {
+			s.fail(w, err)
+			return
+		}
 	}
 	kg, err := s.svc.KnowledgeGraph()
 	var memory []byte
