@@ -34,8 +34,6 @@ type knowledgeBody struct {
 	Memory  template.HTML
 }
 
-var kgStates = []string{ckptsync.StatePending, ckptsync.StateAccepted, ckptsync.StateRejected}
-
 // knowledgePage shows the knowledge graph: every entry with its state and provenance (each
 // session commit linked), the graph as SVG, and MEMORY.md. ?state= keeps one state.
 func (s *Server) knowledgePage(w http.ResponseWriter, r *http.Request) {
