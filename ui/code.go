@@ -3,6 +3,8 @@ package ui
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -18,12 +20,13 @@ import (
 // `Ckpt-Checkpoint: <session>@<short hash>` to each code commit made in a work tree bound
 // to a session. To show the code commit next to its checkpoint, the UI reads the trailers
 // of the newest commits of the session's bound work tree with the git CLI (as the hooks
-// themselves call git), a bounded read kept for a few seconds.
+// themselves call git), a bounded read kept until the work tree's HEAD moves.
 
 // codeScan is how many code commits are read; older checkpoints show no code link.
 const codeScan = 2000
 
-// codeTTL is how long one read of a work tree's log is used.
+// codeTTL is how long one read of a work tree's log is used when it has no HEAD reflog to
+// tell that it changed.
 const codeTTL = 5 * time.Second
 
 type codeLink struct {
@@ -36,7 +39,8 @@ type codeCache struct {
 }
 
 type codeEntry struct {
-	at time.Time
+	at    time.Time
+	stamp string // the work tree's HEAD reflog as of the read ("" when it has none)
 	// links maps session, then short checkpoint hash, to the code commits naming it.
 	links map[string]map[string][]codeLink
 }
@@ -58,12 +62,24 @@ func (s *Server) codeLinks(id repo.SessionID) map[string][]codeLink {
 	if s.code.entries == nil {
 		s.code.entries = map[string]codeEntry{}
 	}
+	// A new code commit appends to the HEAD reflog: while it is unchanged the read holds.
+	stamp := reflogStamp(ss.Bound)
 	e, ok := s.code.entries[ss.Bound]
-	if !ok || time.Since(e.at) > codeTTL {
-		e = codeEntry{at: time.Now(), links: readCodeLinks(ss.Bound)}
+	if !ok || stamp != e.stamp || stamp == "" && time.Since(e.at) > codeTTL {
+		e = codeEntry{at: time.Now(), stamp: stamp, links: readCodeLinks(ss.Bound)}
 		s.code.entries[ss.Bound] = e
 	}
 	return e.links[string(id)]
+}
+
+// reflogStamp identifies the state of the HEAD reflog of the repository at dir, "" when
+// there is none to look at (a linked work tree, reflogs off).
+func reflogStamp(dir string) string {
+	fi, err := os.Stat(filepath.Join(dir, ".git", "logs", "HEAD"))
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%d %d", fi.Size(), fi.ModTime().UnixNano())
 }
 
 // readCodeLinks reads the Ckpt-Checkpoint trailers of the newest codeScan commits of the

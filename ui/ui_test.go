@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ckpt-dev/ckpt/internal/gittest"
 	"github.com/ckpt-dev/ckpt/repo"
 )
 
@@ -429,5 +430,27 @@ func TestSessionIDsNeverReachTheFileSystem(t *testing.T) {
 		if _, err := repo.ParseSessionID(id); err == nil {
 			t.Errorf("%q is a valid id", id)
 		}
+	}
+}
+
+// TestCodeLinksFollowNewCommits: a code commit made while the UI runs shows on the next
+// page, without waiting for the cache.
+func TestCodeLinksFollowNewCommits(t *testing.T) {
+	f := newStore(t)
+	if f.code == "" {
+		t.Skip("git is not installed")
+	}
+	h := f.server(t, "").Handler()
+	first := f.heads["alpha"][1].String()
+	if body := get(t, h, "/s/alpha/").Body.String(); strings.Contains(body, "Second code commit") {
+		t.Fatal("the code commit is there before it is made")
+	}
+	gittest.Git(t, f.code, "commit", "-q", "--allow-empty", "-m", "Second code commit\n\nCkpt-Checkpoint: alpha@"+first[:7])
+	body := get(t, h, "/s/alpha/").Body.String()
+	if !strings.Contains(body, "Second code commit") {
+		t.Fatalf("the new code commit is not on the timeline:\n%s", body)
+	}
+	if !strings.Contains(get(t, h, "/s/alpha/c/"+first).Body.String(), "Second code commit") {
+		t.Error("the new code commit is not on its checkpoint's page")
 	}
 }
