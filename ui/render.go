@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"path"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ckpt-dev/ckpt/repo"
@@ -23,8 +24,11 @@ import (
 //go:embed assets
 var assets embed.FS
 
-// views are the parsed page templates and the static files, made once at start.
+// views are the page templates and the static files. The layout is parsed at start; each
+// page's template the first time it is shown, so starting costs one parse, not ten.
 type views struct {
+	base   *template.Template
+	mu     sync.Mutex
 	pages  map[string]*template.Template
 	static map[string]asset
 }
@@ -39,14 +43,11 @@ type asset struct {
 var pageNames = []string{"sessions", "timeline", "commit", "section", "blame", "compare", "knowledge", "search", "error"}
 
 func loadViews() (*views, error) {
-	v := &views{pages: map[string]*template.Template{}, static: map[string]asset{}}
-	for _, name := range pageNames {
-		t, err := template.New("base.html").Funcs(funcs).ParseFS(assets, "assets/base.html", "assets/parts.html", "assets/"+name+".html")
-		if err != nil {
-			return nil, fmt.Errorf("ui template %s: %w", name, err)
-		}
-		v.pages[name] = t
+	base, err := template.New("base.html").Funcs(funcs).ParseFS(assets, "assets/base.html", "assets/parts.html")
+	if err != nil {
+		return nil, fmt.Errorf("ui template: %w", err)
 	}
+	v := &views{base: base, pages: map[string]*template.Template{}, static: map[string]asset{}}
 	files, err := fs.Glob(assets, "assets/static/*")
 	if err != nil {
 		return nil, err
@@ -60,6 +61,21 @@ func loadViews() (*views, error) {
 		v.static[path.Base(f)] = asset{data: b, ctype: mime.TypeByExtension(path.Ext(f)), etag: `"` + hex.EncodeToString(sum[:8]) + `"`}
 	}
 	return v, nil
+}
+
+// page returns the template of a page, parsing it the first time.
+func (v *views) page(name string) (*template.Template, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if t := v.pages[name]; t != nil {
+		return t, nil
+	}
+	t, err := template.Must(v.base.Clone()).ParseFS(assets, "assets/"+name+".html")
+	if err != nil {
+		return nil, fmt.Errorf("ui template %s: %w", name, err)
+	}
+	v.pages[name] = t
+	return t, nil
 }
 
 // page is what base.html needs around a page's content.
@@ -80,7 +96,11 @@ type crumb struct{ Label, URL string }
 // 500 and not half a page.
 func (s *Server) render(w http.ResponseWriter, code int, name string, p page) {
 	var buf bytes.Buffer
-	if err := s.view.pages[name].Execute(&buf, p); err != nil {
+	t, err := s.view.page(name)
+	if err == nil {
+		err = t.Execute(&buf, p)
+	}
+	if err != nil {
 		s.opts.Log("ui: render %s: %v", name, err)
 		s.plainError(w, http.StatusInternalServerError, "internal error rendering the page")
 		return

@@ -135,3 +135,20 @@ func TestQueryTerms(t *testing.T) {
 		}
 	}
 }
+
+// TestTemplatesParse parses every page's template: a mistake in one shows here, not on the
+// first visit to that page.
+func TestTemplatesParse(t *testing.T) {
+	v, err := loadViews()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range pageNames {
+		if _, err := v.page(name); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := v.page("nonexistent"); err == nil {
+		t.Error("a page without a template parses")
+	}
+}
