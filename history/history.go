@@ -67,7 +67,12 @@ type Reader struct {
 
 	mu    sync.Mutex
 	repos map[repo.SessionID]*session
+	clock uint64 // counts uses, to find the least recently used session
 }
+
+// openSessions bounds the sessions a Reader keeps open: each holds go-git's object cache
+// (up to 4 MB) and what it read of its history.
+const openSessions = 8
 
 // New returns a Reader over the store of svc.
 func New(svc *ckptsync.Service) *Reader {
@@ -80,8 +85,9 @@ func (h *Reader) Store() *repo.Store { return h.svc.Store }
 // session is one open session. mu serialises its use: a repo.Repo keeps readers and
 // caches that are not safe for concurrent use.
 type session struct {
-	mu  sync.Mutex
-	src *source
+	mu   sync.Mutex
+	src  *source
+	used uint64 // guarded by Reader.mu
 }
 
 // with runs fn on the session id under its shared lock.
@@ -96,12 +102,28 @@ func (h *Reader) with(id string, fn func(src *source) error) error {
 		s = &session{}
 		h.repos[sid] = s
 	}
+	h.clock++
+	s.used = h.clock
+	if len(h.repos) > openSessions {
+		var oldest repo.SessionID
+		for id, o := range h.repos {
+			if id != sid && (oldest == "" || o.used < h.repos[oldest].used) {
+				oldest = id
+			}
+		}
+		delete(h.repos, oldest) // a call still using it keeps its pointer
+	}
 	h.mu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.src == nil {
 		src, err := openSource(h.svc.Store, sid)
 		if err != nil {
+			h.mu.Lock()
+			if h.repos[sid] == s {
+				delete(h.repos, sid)
+			}
+			h.mu.Unlock()
 			return err
 		}
 		s.src = src
@@ -173,11 +195,4 @@ func ids(d *sections.Document) []string {
 		out[i] = string(s.ID)
 	}
 	return out
-}
-
-func hashString(h repo.Hash) string {
-	if h == repo.ZeroHash {
-		return ""
-	}
-	return h.String()
 }

@@ -686,3 +686,26 @@ func TestBlameTrailersAgree(t *testing.T) {
 		}
 	}
 }
+
+// A reader keeps a few sessions open, not every session or id it was ever asked about.
+func TestReaderBoundsOpenSessions(t *testing.T) {
+	f := newFixture(t)
+	for i := range openSessions + 4 {
+		f.session(fmt.Sprint("s", i), "six")
+	}
+	for i := range openSessions + 4 {
+		if _, err := f.h.Log(fmt.Sprint("s", i), LogQuery{Limit: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.h.Log(fmt.Sprint("ghost", i), LogQuery{}); !errors.Is(err, repo.ErrNotFound) {
+			t.Fatal(err)
+		}
+	}
+	if n := len(f.h.repos); n > openSessions {
+		t.Fatalf("%d sessions open", n)
+	}
+	// The most recent ones are still open.
+	if f.h.repos[repo.SessionID(fmt.Sprint("s", openSessions+3))] == nil {
+		t.Fatal("the last session used was closed")
+	}
+}

@@ -17,11 +17,11 @@ type source struct {
 	// packs is the modification time of objects/pack when the readers were made: a pack
 	// written or removed since (an automatic pack, gc) makes them stale.
 	packs time.Time
-	// commits and blobs remember what was read: commits are immutable, and decoding one
-	// through go-git costs tens of microseconds, which a walk of 10,000 pays on every call
-	// otherwise. blobs maps a commit to its checkpoint.md blob.
+	// commits and trees remember what was read: commits are immutable, and decoding one
+	// through go-git costs tens of microseconds, which a walk of 10,000 would pay on every
+	// call otherwise. trees maps a commit to its files' blobs.
 	commits map[repo.Hash]*repo.CommitInfo
-	blobs   map[repo.Hash]repo.Hash
+	trees   map[repo.Hash]map[string]repo.Hash
 }
 
 // maxCached bounds the commits a source remembers (about 300 bytes each).
@@ -32,7 +32,7 @@ func openSource(st *repo.Store, id repo.SessionID) (*source, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &source{store: st, r: r, commits: map[repo.Hash]*repo.CommitInfo{}, blobs: map[repo.Hash]repo.Hash{}}
+	s := &source{store: st, r: r, commits: map[repo.Hash]*repo.CommitInfo{}, trees: map[repo.Hash]map[string]repo.Hash{}}
 	s.packs = s.packStamp()
 	return s, nil
 }
@@ -42,7 +42,7 @@ func openKnowledgeSource(st *repo.Store) (*source, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &source{store: st, r: r, commits: map[repo.Hash]*repo.CommitInfo{}, blobs: map[repo.Hash]repo.Hash{}}
+	s := &source{store: st, r: r, commits: map[repo.Hash]*repo.CommitInfo{}, trees: map[repo.Hash]map[string]repo.Hash{}}
 	s.packs = s.packStamp()
 	return s, nil
 }
@@ -71,10 +71,25 @@ func (s *source) template() string { return s.r.Template() }
 func (s *source) dir() string      { return s.r.Dir }
 func (s *source) workDir() string  { return s.r.WorkDir }
 
-func (s *source) head() (repo.Hash, error)                        { return s.r.Head() }
-func (s *source) resolve(rev string) (repo.Hash, error)           { return s.r.Resolve(rev) }
-func (s *source) files(h repo.Hash) (map[string]repo.Hash, error) { return s.r.FileHashes(h) }
-func (s *source) blob(h repo.Hash) ([]byte, error)                { return s.r.Blob(h) }
+func (s *source) head() (repo.Hash, error)              { return s.r.Head() }
+func (s *source) resolve(rev string) (repo.Hash, error) { return s.r.Resolve(rev) }
+
+// files maps each file of commit h to its blob (the map is shared: do not change it).
+func (s *source) files(h repo.Hash) (map[string]repo.Hash, error) {
+	if f, ok := s.trees[h]; ok {
+		return f, nil
+	}
+	f, err := s.r.FileHashes(h)
+	if err != nil {
+		return nil, err
+	}
+	if len(s.trees) >= maxCached {
+		clear(s.trees)
+	}
+	s.trees[h] = f
+	return f, nil
+}
+func (s *source) blob(h repo.Hash) ([]byte, error) { return s.r.Blob(h) }
 func (s *source) readFile(h repo.Hash, name string) ([]byte, error) {
 	if err := repo.ValidFileName(name); err != nil {
 		return nil, err
@@ -93,7 +108,6 @@ func (s *source) commit(h repo.Hash) (repo.CommitInfo, error) {
 	}
 	if len(s.commits) >= maxCached {
 		clear(s.commits)
-		clear(s.blobs)
 	}
 	s.commits[h] = &c
 	return c, nil
@@ -116,20 +130,11 @@ func (s *source) walk(start repo.Hash, fn func(repo.CommitInfo) bool) error {
 
 // fileBlob is the blob of one file of a commit (ZeroHash when the commit lacks it).
 func (s *source) fileBlob(h repo.Hash, name string) (repo.Hash, error) {
-	if name == ckptsync.CheckpointFile {
-		if b, ok := s.blobs[h]; ok {
-			return b, nil
-		}
-	}
 	files, err := s.files(h)
 	if err != nil {
 		return repo.ZeroHash, err
 	}
-	b := files[name]
-	if name == ckptsync.CheckpointFile {
-		s.blobs[h] = b
-	}
-	return b, nil
+	return files[name], nil
 }
 
 // pendingNotes counts the entries waiting in notes.md.

@@ -49,7 +49,7 @@ func diffCursor(cursor string) (at, within int, err error) {
 		return 0, 0, err
 	}
 	if two {
-		if within, err = offsetOf(b); err != nil || b == "" {
+		if within, err = offsetOf(b); err != nil || a == "" || b == "" {
 			return 0, 0, fmt.Errorf("cursor %q: pass back the next_cursor of the previous result", clip(cursor, 40))
 		}
 	}

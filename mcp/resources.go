@@ -53,7 +53,7 @@ func parseResource(uri string) (session, file, rev, section string, err error) {
 func (s *Server) readResource(_ context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
 	uri := req.Params.URI
 	fail := func(err error) error {
-		return &jsonrpc.Error{Code: sdk.CodeResourceNotFound, Message: toolError(err).Error()}
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: toolError(err).Error()}
 	}
 	session, file, rev, section, err := parseResource(uri)
 	if err != nil {

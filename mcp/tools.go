@@ -43,12 +43,6 @@ func readOnly(title string) *sdk.ToolAnnotations {
 	return &sdk.ToolAnnotations{Title: title, ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: &f}
 }
 
-const (
-	sectionDoc = "a section: its emoji (🔑), §N, its number (4), or its heading text (Key Decisions)"
-	revDoc     = "a revision: a commit hash, HEAD, HEAD~N, before-compact (the last commit before the newest full checkpoint, that is before the last compaction), rejected/N, or a time (2026-04-01T22:00Z, RFC 3339, or a date: the newest commit at or before it); default HEAD"
-	cursorDoc  = "next_cursor of the previous result, to get the next page"
-)
-
 func (s *Server) addTools() {
 	tool(s, &sdk.Tool{Name: "ckpt_sessions", Annotations: readOnly("List sessions"),
 		Description: "Lists the checkpoint sessions of this project: id, template, newest commit (time, trigger, subject), work tree, the git work tree it is bound to, pending notes and circuit breaker."}, s.sessions)

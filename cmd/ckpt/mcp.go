@@ -21,7 +21,8 @@ decision or a blocker appeared, what the knowledge graph holds.
 
 Tools: ckpt_sessions, ckpt_log, ckpt_show, ckpt_diff, ckpt_blame, ckpt_search,
 ckpt_decisions, and with --allow-notes ckpt_note (appends one entry to a session's
-notes.md; nothing else is ever written). Resources: ckpt://SESSION/FILE@REV#SECTION.
+notes.md, the one write to a session; reads take shared locks, and search keeps its index
+cache under state/search). Resources: ckpt://SESSION/FILE@REV#SECTION.
 Every result is paged and carries session, commit and time. The store is the one the
 other commands use: --home, $CKPT_HOME, or .ckpt/ at the top of the git work tree the
 server starts in.
