@@ -200,6 +200,7 @@ func commands(env *Env) []*cli.Command {
 		gcCommand(env),
 		doctorCommand(env),
 		redactCommand(env),
+		uiCommand(env),
 	}
 }
 
