@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ckpt-dev/ckpt/internal/failpoint"
+	"github.com/ckpt-dev/ckpt/internal/trailer"
 	"github.com/ckpt-dev/ckpt/repo"
 	"github.com/ckpt-dev/ckpt/sections"
 	ckptsync "github.com/ckpt-dev/ckpt/sync"
@@ -264,7 +265,7 @@ func (rn *Runner) PrepareCommitMsg(workTree, msgFile string) error {
 	if len(trailers) == 0 {
 		return nil
 	}
-	if MessageEmpty(string(b)) {
+	if trailer.MessageEmpty(string(b)) {
 		// The editor has yet to run: a trailer now would make an aborted, empty commit a
 		// commit whose message is the trailer. commit-msg adds them to what was written.
 		return os.WriteFile(pending, []byte(strings.Join(trailers, "\n")+"\n"), 0o644)
@@ -294,7 +295,7 @@ func (rn *Runner) CommitMsg(msgFile string) error {
 func addTrailers(msgFile string, b []byte, values []string) error {
 	msg := string(b)
 	for _, v := range values {
-		msg = AddTrailer(msg, CheckpointTrailer, v)
+		msg = trailer.Add(msg, CheckpointTrailer, v)
 	}
 	if msg == string(b) {
 		return nil

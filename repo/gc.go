@@ -17,6 +17,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/ckpt-dev/ckpt/internal/trailer"
 )
 
 // ErrMergePending refuses to rewrite history while a merge is pending (MERGE_HEAD).
@@ -210,12 +212,7 @@ func (r *Repo) ancestors(h Hash, seen map[Hash]bool) error {
 }
 
 func trailerValue(msg, key string) string {
-	for _, t := range ParseTrailers(msg) {
-		if strings.EqualFold(t.Key, key) {
-			return t.Value
-		}
-	}
-	return ""
+	return trailer.Value(trailer.Parse(msg), key)
 }
 
 func squashMessage(chain []*object.Commit, grp []int) string {
