@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/ckpt-dev/ckpt/repo"
-	"github.com/ckpt-dev/ckpt/sections"
+	"github.com/ckpt-dev/ckpt/secrets"
 )
 
 // Redaction: the way out for a secret that reached a checkpoint. Every version of every
@@ -37,10 +37,10 @@ func RedactMarker(rule, value string) string {
 // redactText replaces every secret the scan finds in data (the config's allowlist applies)
 // with its marker, and returns the secrets replaced. Replacing one secret can uncover
 // another that a more specific rule was hiding, so it scans again until nothing is left.
-func (s *Service) redactText(data []byte) ([]byte, []sections.Secret) {
-	var all []sections.Secret
+func (s *Service) redactText(data []byte) ([]byte, []secrets.Finding) {
+	var all []secrets.Finding
 	for range 4 {
-		found := sections.ScanSecrets(data, 0, s.Config.Secrets.Allow)
+		found := secrets.Scan(data, 0, s.Config.Secrets.Allow)
 		if len(found) == 0 {
 			break
 		}
@@ -197,7 +197,7 @@ func (s *Service) Redact(r *repo.Repo, o RedactOptions) (*RedactReport, error) {
 	}
 
 	seen := map[string]bool{}
-	note := func(list *[]Redacted, kinds map[string]int, file string, found []sections.Secret) {
+	note := func(list *[]Redacted, kinds map[string]int, file string, found []secrets.Finding) {
 		for _, f := range found {
 			k := f.Rule + "\x00" + f.Value
 			if seen[k] {
@@ -237,7 +237,7 @@ func (s *Service) Redact(r *repo.Repo, o RedactOptions) (*RedactReport, error) {
 		newDisk[name] = out
 	}
 	if !o.Force {
-		if err := s.scanKept(r, keep, func(file string, found []sections.Secret) { note(&rep.Pushed, nil, file, found) }); err != nil {
+		if err := s.scanKept(r, keep, func(file string, found []secrets.Finding) { note(&rep.Pushed, nil, file, found) }); err != nil {
 			return nil, err
 		}
 	}
@@ -358,7 +358,7 @@ func remoteOfRef(ref string) (name, remote string) {
 
 // scanKept scans the files of the history a remote has (first parents from each of keep),
 // each blob once, and hands the findings to found.
-func (s *Service) scanKept(r *repo.Repo, keep []repo.Hash, found func(file string, secrets []sections.Secret)) error {
+func (s *Service) scanKept(r *repo.Repo, keep []repo.Hash, found func(file string, secrets []secrets.Finding)) error {
 	if len(keep) == 0 {
 		return nil
 	}
@@ -382,7 +382,7 @@ func (s *Service) scanKept(r *repo.Repo, keep []repo.Hash, found func(file strin
 			if err != nil {
 				return err
 			}
-			if fs := sections.ScanSecrets(data, 0, s.Config.Secrets.Allow); len(fs) > 0 {
+			if fs := secrets.Scan(data, 0, s.Config.Secrets.Allow); len(fs) > 0 {
 				found(name, fs)
 			}
 		}
@@ -497,7 +497,7 @@ func (s *Service) SecretFindings(r *repo.Repo) ([]SecretFinding, error) {
 		if committed[name] == repo.BlobHash(disk[name]) {
 			continue // scanned with history, or pushed
 		}
-		for _, sec := range sections.ScanSecrets(disk[name], 0, s.Config.Secrets.Allow) {
+		for _, sec := range secrets.Scan(disk[name], 0, s.Config.Secrets.Allow) {
 			out = append(out, SecretFinding{Session: r.ID, File: name, Section: sec.Section, Line: sec.Line, Rule: sec.Rule, Secret: sec.Redacted})
 		}
 	}
@@ -517,7 +517,7 @@ type findingsCache struct {
 // allowlist.
 func findingsKey(allow []string) string {
 	h := sha256.New()
-	for _, r := range sections.SecretRules() {
+	for _, r := range secrets.Rules() {
 		fmt.Fprintf(h, "%s\x00%s\x00", r.ID, r.Description)
 	}
 	for _, a := range allow {

@@ -9,7 +9,7 @@ import (
 	"github.com/ckpt-dev/ckpt/internal/config"
 	"github.com/ckpt-dev/ckpt/internal/gittest"
 	"github.com/ckpt-dev/ckpt/repo"
-	"github.com/ckpt-dev/ckpt/sections"
+	"github.com/ckpt-dev/ckpt/secrets"
 )
 
 // Token-shaped values are built at run time, so that the repository holds none.
@@ -40,8 +40,8 @@ func TestRedactMarker(t *testing.T) {
 		t.Error("the marker shows part of the secret")
 	}
 	// A marker is not a finding itself: redacted text scans clean.
-	for _, rule := range sections.SecretRules() {
-		if fs := sections.ScanSecrets([]byte("token = "+RedactMarker(rule.ID, testToken)+"\n"), 0, nil); len(fs) > 0 {
+	for _, rule := range secrets.Rules() {
+		if fs := secrets.Scan([]byte("token = "+RedactMarker(rule.ID, testToken)+"\n"), 0, nil); len(fs) > 0 {
 			t.Errorf("marker of %s is a finding: %+v", rule.ID, fs)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ckpt-dev/ckpt/internal/failpoint"
 	"github.com/ckpt-dev/ckpt/repo"
+	"github.com/ckpt-dev/ckpt/secrets"
 	"github.com/ckpt-dev/ckpt/sections"
 )
 
@@ -356,7 +357,7 @@ func (s *Service) scanOutgoing(r *repo.Repo, head repo.Hash, t *repo.Repo, have 
 		if err != nil {
 			return nil, err
 		}
-		for _, sec := range sections.ScanSecrets([]byte(ci.Message), 0, s.Config.Secrets.Allow) {
+		for _, sec := range secrets.Scan([]byte(ci.Message), 0, s.Config.Secrets.Allow) {
 			out = append(out, SecretFinding{Session: r.ID, Commit: c.String()[:12], File: CommitMessage, Line: sec.Line, Rule: sec.Rule, Secret: sec.Redacted})
 		}
 		files, err := r.FileHashes(c)
@@ -378,7 +379,7 @@ func (s *Service) scanOutgoing(r *repo.Repo, head repo.Hash, t *repo.Repo, have 
 			if err != nil {
 				return nil, err
 			}
-			found := sections.ScanSecrets(data, 0, s.Config.Secrets.Allow)
+			found := secrets.Scan(data, 0, s.Config.Secrets.Allow)
 			if len(found) == 0 {
 				continue
 			}

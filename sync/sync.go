@@ -15,6 +15,7 @@ import (
 
 	"github.com/ckpt-dev/ckpt/internal/config"
 	"github.com/ckpt-dev/ckpt/repo"
+	"github.com/ckpt-dev/ckpt/secrets"
 	"github.com/ckpt-dev/ckpt/sections"
 	"github.com/ckpt-dev/ckpt/templates"
 )
@@ -133,7 +134,7 @@ func (s *Service) Check(t *Template, content []byte, o CheckOptions) (*sections.
 	doc := t.Parse(content)
 	rules := t.Rules()
 	rules.TaskIDs = o.TaskIDs
-	rules.Extra = append(rules.Extra, sections.SecretCheck(s.Config.Secrets.Allow))
+	rules.Extra = append(rules.Extra, secrets.Check(s.Config.Secrets.Allow))
 	fs := sections.Check(doc, t.Doc, rules)
 	// The shrink guard compares sections one by one, which only means something once the
 	// structure is right.
