@@ -18,6 +18,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/ckpt-dev/ckpt/internal/hint"
 	"github.com/ckpt-dev/ckpt/internal/trailer"
 )
 
@@ -81,7 +82,7 @@ func (r *Repo) Squash(o SquashOptions) (SquashReport, error) {
 			return rep, err
 		}
 		if mh != ZeroHash {
-			return rep, fmt.Errorf("%w (MERGE_HEAD %s); gc does not squash during a merge\nhint: resolve it and run ckpt commit -s %s, then gc again", ErrMergePending, short(mh), r.ID)
+			return rep, hint.New(fmt.Errorf("%w (MERGE_HEAD %s); gc does not squash during a merge", ErrMergePending, short(mh)), "resolve it and run ckpt commit -s %s, then gc again", r.ID)
 		}
 	}
 	rep.Before, rep.After = head, head

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ckpt-dev/ckpt/internal/hint"
 	"github.com/ckpt-dev/ckpt/repo"
 	"github.com/ckpt-dev/ckpt/secrets"
 )
@@ -151,7 +152,7 @@ func (s *Service) Redact(r *repo.Repo, o RedactOptions) (*RedactReport, error) {
 	rep := &RedactReport{Session: r.ID, Knowledge: r.LockName == repo.KnowledgeLock, DryRun: o.DryRun, Kinds: map[string]int{}, Redacted: []Redacted{}}
 	if mh, err := r.MergeHead(); err != nil || mh != repo.ZeroHash {
 		if err == nil {
-			err = fmt.Errorf("%s: a merge is pending (MERGE_HEAD %s); nothing redacted\nhint: resolve it and ckpt commit -s %s first", r.ID, repo.ShortHash(mh), r.ID)
+			err = hint.New(fmt.Errorf("%s: a merge is pending (MERGE_HEAD %s); nothing redacted", r.ID, repo.ShortHash(mh)), "resolve it and ckpt commit -s %s first", r.ID)
 		}
 		return nil, err
 	}
@@ -188,7 +189,7 @@ func (s *Service) Redact(r *repo.Repo, o RedactOptions) (*RedactReport, error) {
 		if o.Force {
 			if _, remote := remoteOfRef(ref); remote != "" && h != repo.ZeroHash {
 				if _, err := r.CommitInfo(h); err != nil {
-					return nil, fmt.Errorf("%s: %s has commits this repository lacks; nothing redacted\nhint: ckpt pull first, so that a forced push does not drop them", r.ID, remote)
+					return nil, hint.New(fmt.Errorf("%s: %s has commits this repository lacks; nothing redacted", r.ID, remote), "ckpt pull first, so that a forced push does not drop them")
 				}
 			}
 			continue

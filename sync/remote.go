@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/ckpt-dev/ckpt/internal/failpoint"
+	"github.com/ckpt-dev/ckpt/internal/hint"
 	"github.com/ckpt-dev/ckpt/repo"
 	"github.com/ckpt-dev/ckpt/secrets"
 	"github.com/ckpt-dev/ckpt/sections"
@@ -236,8 +237,8 @@ func secretsError(rep *PushReport, redact []string) error {
 	if len(redact) > 3 {
 		redact = []string{"ckpt redact --all"}
 	}
-	return fmt.Errorf("%w: held back %s (%d finding(s)); pushed %d other(s)\nhint: to send nothing, rewrite them out of unpushed history with %s, then ckpt push; or allow them in config.toml [secrets] allow; or send them with ckpt push --allow-secrets",
-		ErrSecrets, strings.Join(rep.HeldBack, ", "), len(rep.Secrets), len(rep.Pushed), strings.Join(redact, "; "))
+	return hint.New(fmt.Errorf("%w: held back %s (%d finding(s)); pushed %d other(s)", ErrSecrets, strings.Join(rep.HeldBack, ", "), len(rep.Secrets), len(rep.Pushed)),
+		"to send nothing, rewrite them out of unpushed history with %s, then ckpt push; or allow them in config.toml [secrets] allow; or send them with ckpt push --allow-secrets", strings.Join(redact, "; "))
 }
 
 // CommitMessage stands for the file name of a finding in a commit's message.
@@ -506,7 +507,7 @@ func (s *Service) Pull(o RemoteOptions) (*PullReport, error) {
 		}
 	}
 	if conflicts > 0 {
-		return rep, fmt.Errorf("%w in %d repositor(ies); the merged files, with conflict markers, are in the work tree\nhint: resolve them, check with ckpt check -s ID, then ckpt commit -s ID", ErrConflict, conflicts)
+		return rep, hint.New(fmt.Errorf("%w in %d repositor(ies); the merged files, with conflict markers, are in the work tree", ErrConflict, conflicts), "resolve them, check with ckpt check -s ID, then ckpt commit -s ID")
 	}
 	return rep, nil
 }
@@ -556,7 +557,7 @@ func refusedIncoming(remote, rel string, err error) error {
 	if !errors.As(err, &terr) {
 		return err
 	}
-	return fmt.Errorf("remote %s: %w\nhint: nothing was pulled; branch %s of %s holds what ckpt never writes into a work tree (docs/remotes.md)", remote, terr, rel, remote)
+	return hint.New(fmt.Errorf("remote %s: %w", remote, terr), "nothing was pulled; branch %s of %s holds what ckpt never writes into a work tree (docs/remotes.md)", rel, remote)
 }
 
 func (s *Service) pullSession(t *repo.Repo, id string, theirs repo.Hash, o RemoteOptions) (PulledSession, error) {
@@ -633,7 +634,7 @@ func (s *Service) integrate(r *repo.Repo, src *repo.Repo, theirs repo.Hash, labe
 	}
 	if mh, err := r.MergeHead(); err != nil || mh != repo.ZeroHash {
 		if err == nil {
-			err = fmt.Errorf("%s: a merge is already pending (MERGE_HEAD %s)\nhint: resolve the conflicts, then ckpt commit -s %s", r.ID, repo.ShortHash(mh), r.ID)
+			err = hint.New(fmt.Errorf("%s: a merge is already pending (MERGE_HEAD %s)", r.ID, repo.ShortHash(mh)), "resolve the conflicts, then ckpt commit -s %s", r.ID)
 		}
 		return ps, err
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ckpt-dev/ckpt/internal/failpoint"
+	"github.com/ckpt-dev/ckpt/internal/hint"
 	"github.com/ckpt-dev/ckpt/repo"
 	"github.com/ckpt-dev/ckpt/sections"
 	"github.com/ckpt-dev/ckpt/templates"
@@ -178,7 +179,7 @@ func (s *Service) syncOnce(r *repo.Repo, o Options) (*Report, error) {
 	disk := copyFiles(files)
 	cp, ok := files[CheckpointFile]
 	if !ok {
-		return nil, fmt.Errorf("%s: missing from the work tree\nhint: bring it back with ckpt restore -s %s --rev HEAD", r.WorkPath(CheckpointFile), r.ID)
+		return nil, hint.New(fmt.Errorf("%s: missing from the work tree", r.WorkPath(CheckpointFile)), "bring it back with ckpt restore -s %s --rev HEAD", r.ID)
 	}
 	doc := t.Parse(cp)
 	ed := newEditor(doc, t.Spec.Empty)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ckpt-dev/ckpt/internal/hint"
 	"github.com/ckpt-dev/ckpt/repo"
 	"github.com/ckpt-dev/ckpt/sections"
 )
@@ -97,7 +98,7 @@ func retryPlan[T any](attempt func() (T, error)) (T, error) {
 		res, err := attempt()
 		if !errors.Is(err, repo.ErrWorkTreeChanged) || i == maxPlans {
 			if errors.Is(err, repo.ErrWorkTreeChanged) {
-				err = fmt.Errorf("%w\nhint: something keeps writing it; nothing was lost, try again", err)
+				err = hint.New(err, "something keeps writing it; nothing was lost, try again")
 			}
 			return res, err
 		}
@@ -365,7 +366,7 @@ func (s *Service) prepareCommit(r *repo.Repo, cp commitPlan, o CommitOptions, dr
 	}
 	if _, had := old[CheckpointFile]; had {
 		if _, has := next[CheckpointFile]; !has {
-			return nil, res, fmt.Errorf("%s: missing from the work tree; nothing committed\nhint: bring it back with ckpt restore --rev HEAD", r.WorkPath(CheckpointFile))
+			return nil, res, hint.New(fmt.Errorf("%s: missing from the work tree; nothing committed", r.WorkPath(CheckpointFile)), "bring it back with ckpt restore --rev HEAD")
 		}
 	}
 	if cpb, ok := next[CheckpointFile]; ok {

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/ckpt-dev/ckpt/internal/config"
+	"github.com/ckpt-dev/ckpt/internal/hint"
 	"github.com/ckpt-dev/ckpt/repo"
 	ckptsync "github.com/ckpt-dev/ckpt/sync"
 	"github.com/ckpt-dev/ckpt/templates"
@@ -89,12 +90,17 @@ func Main(args []string, env *Env) int {
 		return int(silent)
 	}
 	// Errors quote URLs (git's own messages do): never a password.
-	msg, hint, _ := strings.Cut(repo.MaskURLs(err.Error()), "\nhint: ")
-	fmt.Fprintf(env.Stderr, "ckpt: %s\n", msg)
-	if hint != "" {
-		fmt.Fprintf(env.Stderr, "ckpt: hint: %s\n", hint)
-	}
+	printError(env.Stderr, err)
 	return exitCode(err)
+}
+
+// printError prints err as `ckpt: <message>` and its hint as `ckpt: hint: <hint>`. Errors
+// quote URLs (git's own messages do): never a password.
+func printError(w io.Writer, err error) {
+	fmt.Fprintf(w, "ckpt: %s\n", repo.MaskURLs(err.Error()))
+	if h := hint.Of(err); h != "" {
+		fmt.Fprintf(w, "ckpt: hint: %s\n", repo.MaskURLs(h))
+	}
 }
 
 func exitCode(err error) int {
@@ -144,7 +150,7 @@ rejected by check, 4 busy (lock timeout), 5 merge conflict left for resolution.`
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return usageError("unknown command %q\nhint: ckpt --help lists the commands", c.Args().First())
+				return hint.New(usageError("unknown command %q", c.Args().First()), "ckpt --help lists the commands")
 			}
 			return cli.ShowAppHelp(c)
 		},
@@ -218,7 +224,7 @@ func allowShrinkFlag() cli.Flag {
 // noArgs rejects stray positional arguments, which are usually a mistyped flag.
 func noArgs(c *cli.Context) error {
 	if c.NArg() > 0 {
-		return usageError("unexpected argument %q\nhint: ckpt %s --help", c.Args().First(), c.Command.Name)
+		return hint.New(usageError("unexpected argument %q", c.Args().First()), "ckpt %s --help", c.Command.Name)
 	}
 	return nil
 }
@@ -345,7 +351,7 @@ func (a *app) ensureHome() error {
 func sessionID(c *cli.Context) (repo.SessionID, error) {
 	s := c.String("session")
 	if !c.IsSet("session") && s == "" {
-		return "", usageError("no session given\nhint: pass -s ID or set CKPT_SESSION; ckpt sessions lists them")
+		return "", hint.New(usageError("no session given"), "pass -s ID or set CKPT_SESSION; ckpt sessions lists them")
 	}
 	id, err := repo.ParseSessionID(s)
 	if err != nil {
@@ -362,7 +368,7 @@ func (a *app) session(c *cli.Context) (*repo.Repo, error) {
 	}
 	r, err := a.store.Open(id)
 	if errors.Is(err, repo.ErrNotFound) {
-		return nil, fmt.Errorf("%w\nhint: ckpt init -s %s creates it; ckpt sessions lists the sessions in %s", err, id, a.home)
+		return nil, hint.New(err, "ckpt init -s %s creates it; ckpt sessions lists the sessions in %s", id, a.home)
 	}
 	return r, err
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/ckpt-dev/ckpt/internal/hint"
 	"github.com/ckpt-dev/ckpt/repo"
 	"github.com/ckpt-dev/ckpt/sections"
 	ckptsync "github.com/ckpt-dev/ckpt/sync"
@@ -80,7 +81,7 @@ func (a *app) reportCommit(c *cli.Context, r *repo.Repo, res ckptsync.Result, er
 			}
 		}
 		rev := strings.TrimPrefix(rej.Ref, "refs/ckpt/")
-		return &exitError{exitRejected, fmt.Errorf("%s: checkpoint rejected: %d error(s), nothing committed; the bytes are kept as %s\nhint: ckpt show -s %s --rev %s shows them", file, n, rev, r.ID, rev)}
+		return &exitError{exitRejected, hint.New(fmt.Errorf("%s: checkpoint rejected: %d error(s), nothing committed; the bytes are kept as %s", file, n, rev), "ckpt show -s %s --rev %s shows them", r.ID, rev)}
 	}
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/ckpt-dev/ckpt/hooks"
+	"github.com/ckpt-dev/ckpt/internal/hint"
 	"github.com/ckpt-dev/ckpt/templates"
 )
 
@@ -94,7 +96,7 @@ func runGitHook(c *cli.Context, env *Env) error {
 			}
 		}
 		if blocked && a.cfg.Hooks.Strict {
-			return fmt.Errorf("commit blocked: a bound session's checkpoint fails check (hooks.strict = true)\nhint: fix it (ckpt check -s ID), or commit with --no-verify")
+			return hint.New(errors.New("commit blocked: a bound session's checkpoint fails check (hooks.strict = true)"), "fix it (ckpt check -s ID), or commit with --no-verify")
 		}
 		return nil
 	case "prepare-commit-msg":

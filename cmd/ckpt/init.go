@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/ckpt-dev/ckpt/hooks"
+	"github.com/ckpt-dev/ckpt/internal/hint"
 	"github.com/ckpt-dev/ckpt/repo"
 	"github.com/ckpt-dev/ckpt/templates"
 )
@@ -54,7 +55,7 @@ func runInit(c *cli.Context, env *Env) error {
 	name := c.String("template")
 	t, err := templates.Load(a.home, name)
 	if err != nil {
-		return &exitError{exitUsage, fmt.Errorf("%w\nhint: ckpt templates lists them", err)}
+		return &exitError{exitUsage, hint.New(err, "ckpt templates lists them")}
 	}
 	if t.Kind != templates.KindCheckpoint {
 		return usageError("template %s is a %s template, not a checkpoint template", name, t.Kind)

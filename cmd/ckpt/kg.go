@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/ckpt-dev/ckpt/internal/hint"
 	"github.com/ckpt-dev/ckpt/repo"
 	ckptsync "github.com/ckpt-dev/ckpt/sync"
 )
@@ -140,7 +141,7 @@ func runKGLog(c *cli.Context, env *Env) error {
 	}
 	kr, err := a.store.OpenKnowledge()
 	if err != nil {
-		return fmt.Errorf("%w\nhint: the knowledge repository appears with the first full sync", err)
+		return hint.New(err, "the knowledge repository appears with the first full sync")
 	}
 	unlock, err := a.readLock(kr)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/ckpt-dev/ckpt/internal/hint"
 	"github.com/ckpt-dev/ckpt/repo"
 	"github.com/ckpt-dev/ckpt/sections"
 )
@@ -172,7 +173,7 @@ func (a *app) resolveSection(r *repo.Repo, query string) (sections.ID, error) {
 	for _, s := range t.Doc.Sections {
 		ids = append(ids, string(s.ID))
 	}
-	return "", usageError("no section %q in template %s\nhint: sections are %s", query, t.Name, strings.Join(ids, " "))
+	return "", hint.New(usageError("no section %q in template %s", query, t.Name), "sections are %s", strings.Join(ids, " "))
 }
 
 func contains(list []string, s string) bool {

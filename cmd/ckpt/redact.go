@@ -101,11 +101,7 @@ func runRedact(c *cli.Context, env *Env) error {
 		}
 		if err != nil {
 			// One repository failing does not stop the others.
-			msg, hint, _ := strings.Cut(repo.MaskURLs(err.Error()), "\nhint: ")
-			fmt.Fprintf(env.Stderr, "ckpt: %s\n", msg)
-			if hint != "" {
-				fmt.Fprintf(env.Stderr, "ckpt: hint: %s\n", hint)
-			}
+			printError(env.Stderr, err)
 			failed = append(failed, r.ID)
 			continue
 		}

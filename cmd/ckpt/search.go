@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/ckpt-dev/ckpt/internal/hint"
 	"github.com/ckpt-dev/ckpt/repo"
 	"github.com/ckpt-dev/ckpt/search"
 )
@@ -71,12 +72,12 @@ func runSearch(c *cli.Context, env *Env) error {
 		}
 		name, _, _ := strings.Cut(a, "=")
 		if i > 0 && searchFlags[name] {
-			return usageError("flag %s after the query: flags go first\nhint: ckpt search [flags] QUERY; after --, every argument is query text", name)
+			return hint.New(usageError("flag %s after the query: flags go first", name), "ckpt search [flags] QUERY; after --, every argument is query text")
 		}
 	}
 	terms := search.Terms(args)
 	if len(terms) == 0 {
-		return usageError("no query\nhint: ckpt search [-s ID] [--section S] [--history] WORD...")
+		return hint.New(usageError("no query"), "ckpt search [-s ID] [--section S] [--history] WORD...")
 	}
 	if c.Int("n") < 0 {
 		return usageError("-n %d: want 0 or more", c.Int("n"))
@@ -101,9 +102,9 @@ func runSearch(c *cli.Context, env *Env) error {
 		for i, id := range secErr.Sections {
 			ids[i] = string(id)
 		}
-		return &exitError{exitUsage, fmt.Errorf("%w\nhint: sections are %s", err, strings.Join(ids, " "))}
+		return &exitError{exitUsage, hint.New(err, "sections are %s", strings.Join(ids, " "))}
 	case errors.Is(err, repo.ErrNotFound):
-		return fmt.Errorf("%w\nhint: ckpt sessions lists the sessions in %s", err, a.home)
+		return hint.New(err, "ckpt sessions lists the sessions in %s", a.home)
 	case err != nil:
 		return err
 	}
