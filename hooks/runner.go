@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/internal/failpoint"
 	"github.com/ckpt-dev/ckpt/internal/trailer"
 	"github.com/ckpt-dev/ckpt/repo"
@@ -74,20 +75,20 @@ func (rn *Runner) Bind(r *repo.Repo, bound, transcript string) error {
 
 // checkpoint runs one sparse or full sync of a session, then updates its state: the
 // breaker (a failure counts, a busy session does not), the observation, a receipt.
-func (rn *Runner) checkpoint(id string, s *SessionState, action Action, reason, trigger string) Outcome {
+func (rn *Runner) checkpoint(id string, s *SessionState, action Action, reason string, trigger checkpoint.Trigger) Outcome {
 	out := Outcome{Session: id, Action: action, Reason: reason, Time: rn.Now()}
 	start := time.Now()
 	commit, warnings, err := rn.sync(id, s, action, trigger)
 	out.Warnings = warnings
 	threshold := rn.Svc.Config.BreakerFailures()
-	var rej *ckptsync.RejectedError
+	var rej *checkpoint.RejectedError
 	switch {
 	case errors.Is(err, repo.ErrBusy):
 		out.Result, out.Error = "busy", err.Error()
 	case errors.As(err, &rej):
 		out.Result, out.Error = "rejected", err.Error()
 		for _, f := range rej.Findings {
-			out.Findings = append(out.Findings, fmt.Sprintf("%s:%d: %s: %s", ckptsync.CheckpointFile, f.Line, f.Severity, f.Message))
+			out.Findings = append(out.Findings, fmt.Sprintf("%s:%d: %s: %s", checkpoint.File, f.Line, f.Severity, f.Message))
 		}
 		out.Tripped = s.Breaker.Record(false, err.Error(), threshold, out.Time)
 	case err != nil:
@@ -103,10 +104,10 @@ func (rn *Runner) checkpoint(id string, s *SessionState, action Action, reason, 
 			s.Recorded(action, obs, out.Time)
 		}
 	}
-	rec := Receipt{Time: out.Time, Session: id, Action: string(action), Result: out.Result, Trigger: trigger, Error: out.Error, DurationMS: float64(time.Since(start).Microseconds()) / 1000}
+	rec := Receipt{Time: out.Time, Session: id, Action: string(action), Result: out.Result, Trigger: string(trigger), Error: out.Error, DurationMS: float64(time.Since(start).Microseconds()) / 1000}
 	_ = AppendReceipt(rn.home(), rec)
 	if out.Tripped {
-		_ = AppendReceipt(rn.home(), Receipt{Time: out.Time, Session: id, Action: "breaker-open", Result: "open", Trigger: trigger, Error: s.Breaker.Reason})
+		_ = AppendReceipt(rn.home(), Receipt{Time: out.Time, Session: id, Action: "breaker-open", Result: "open", Trigger: string(trigger), Error: s.Breaker.Reason})
 	}
 	return out
 }
@@ -115,7 +116,7 @@ func (rn *Runner) checkpoint(id string, s *SessionState, action Action, reason, 
 // The remembered transcript is the agent's file: gone, or a device, a FIFO or a directory,
 // it costs the checkpoint its delta (a warning), never the checkpoint, so Stop hooks and
 // ticks keep committing and the breaker does not count it.
-func (rn *Runner) sync(id string, s *SessionState, action Action, trigger string) (string, []string, error) {
+func (rn *Runner) sync(id string, s *SessionState, action Action, trigger checkpoint.Trigger) (string, []string, error) {
 	if err := failpoint.Check("hook-checkpoint"); err != nil {
 		return "", nil, err
 	}
@@ -178,7 +179,7 @@ func (rn *Runner) Tick() (outs []Outcome, ran bool, err error) {
 		if action == ActionNone {
 			continue
 		}
-		outs = append(outs, rn.checkpoint(string(id), s, action, reason, "cron"))
+		outs = append(outs, rn.checkpoint(string(id), s, action, reason, checkpoint.TriggerCron))
 		updated[string(id)] = s
 	}
 	return outs, true, rn.saveSessions(updated)
@@ -227,7 +228,7 @@ func (rn *Runner) PreCommit(workTree string) ([]Outcome, error) {
 		if action == ActionNone {
 			continue
 		}
-		outs = append(outs, rn.checkpoint(id, s, action, reason, "hook"))
+		outs = append(outs, rn.checkpoint(id, s, action, reason, checkpoint.TriggerHook))
 		updated[id] = s
 	}
 	return outs, rn.saveSessions(updated)
@@ -385,7 +386,7 @@ func (rn *Runner) Claude(event string, p ClaudePayload, tmpl, workTree string) (
 		if p.Source != "compact" && p.Source != "resume" {
 			return res, nil
 		}
-		b, err := os.ReadFile(r.WorkPath(ckptsync.CheckpointFile))
+		b, err := os.ReadFile(r.WorkPath(checkpoint.File))
 		if err != nil {
 			return res, err
 		}
@@ -403,7 +404,7 @@ func (rn *Runner) Claude(event string, p ClaudePayload, tmpl, workTree string) (
 	if action == ActionFull && s.Breaker.Open {
 		action, reason = ActionSparse, event+" hook; breaker open, full sync skipped: "+s.Breaker.Reason
 	}
-	out := rn.checkpoint(string(id), s, action, reason, "hook")
+	out := rn.checkpoint(string(id), s, action, reason, checkpoint.TriggerHook)
 	res.Outcome = &out
 	return res, rn.saveSessions(map[string]*SessionState{string(id): s})
 }
@@ -420,7 +421,7 @@ func (rn *Runner) Reset(id string) (Breaker, error) {
 	if err != nil {
 		return before, err
 	}
-	return before, AppendReceipt(rn.home(), Receipt{Time: rn.Now(), Session: id, Action: "breaker-reset", Result: "closed", Trigger: "manual"})
+	return before, AppendReceipt(rn.home(), Receipt{Time: rn.Now(), Session: id, Action: "breaker-reset", Result: "closed", Trigger: string(checkpoint.TriggerManual)})
 }
 
 // FindingsOf returns the check messages of a session's checkpoint as it is on disk.
@@ -429,10 +430,10 @@ func (rn *Runner) FindingsOf(r *repo.Repo) ([]sections.Finding, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := os.ReadFile(r.WorkPath(ckptsync.CheckpointFile))
+	b, err := os.ReadFile(r.WorkPath(checkpoint.File))
 	if err != nil {
 		return nil, err
 	}
-	_, fs := rn.Svc.Check(t, b, ckptsync.CheckOptions{})
+	_, fs := rn.Svc.Check(t, b, checkpoint.CheckOptions{})
 	return fs, nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/internal/golden"
 	"github.com/ckpt-dev/ckpt/repo"
 	"github.com/ckpt-dev/ckpt/sections"
@@ -55,7 +56,7 @@ func (f *fixture) session(t testing.TB, id, template string) *repo.Repo {
 func (f *fixture) write(t testing.TB, r *repo.Repo, file string, content []byte) repo.Hash {
 	t.Helper()
 	f.clock = f.clock.Add(time.Minute)
-	res, err := f.svc.Write(r, file, content, ckptsync.CommitOptions{Trigger: "write"})
+	res, err := f.svc.Write(r, file, content, checkpoint.CommitOptions{Trigger: checkpoint.TriggerWrite})
 	if err != nil {
 		t.Fatal(err)
 	}

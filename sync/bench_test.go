@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/sections"
 )
 
@@ -50,8 +51,8 @@ func BenchmarkFullSync200KB1000Notes(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		b.StopTimer()
-		os.WriteFile(r.WorkPath(CheckpointFile), cp, 0o644)
-		os.WriteFile(r.WorkPath(NotesFile), notes, 0o644)
+		os.WriteFile(r.WorkPath(checkpoint.File), cp, 0o644)
+		os.WriteFile(r.WorkPath(checkpoint.NotesFile), notes, 0o644)
 		for _, f := range []string{"checkpoint-decisions.md", "checkpoint-completed.md", "checkpoint-notes.md"} {
 			os.Remove(r.WorkPath(f))
 		}
@@ -68,7 +69,7 @@ func BenchmarkFullSync200KB1000Notes(b *testing.B) {
 
 // BenchmarkMergeFull200KB1000Notes times the pure merge alone, without git.
 func BenchmarkMergeFull200KB1000Notes(b *testing.B) {
-	tt := &Template{Template: mustLoad(b, "six")}
+	tt := &checkpoint.Template{Template: mustLoad(b, "six")}
 	tt.Doc = sections.Parse(tt.Source, sections.Options{})
 	cp := bigSix(200 << 10)
 	notes := benchNotes(1000)
@@ -76,7 +77,7 @@ func BenchmarkMergeFull200KB1000Notes(b *testing.B) {
 	for b.Loop() {
 		doc := tt.Parse(cp)
 		ed := newEditor(doc, "")
-		files := map[string][]byte{NotesFile: notes}
+		files := map[string][]byte{checkpoint.NotesFile: notes}
 		mergeFull(tt, ed, nil, files, nil, nil, nil, tt.Spec.Budgets, "bench", &Report{})
 		_ = doc.Render()
 	}

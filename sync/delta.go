@@ -28,6 +28,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/sections"
 )
 
@@ -376,7 +377,7 @@ func parseTranscriptTime(raw json.RawMessage) (time.Time, bool) {
 		if err := json.Unmarshal(raw, &s); err != nil {
 			return time.Time{}, false
 		}
-		for _, layout := range []string{time.RFC3339Nano, TimeFormat} {
+		for _, layout := range []string{time.RFC3339Nano, checkpoint.TimeFormat} {
 			if t, err := time.Parse(layout, s); err == nil {
 				return t.UTC(), true
 			}
@@ -455,7 +456,7 @@ func dailyLogDay(path string, lines []string) (time.Time, bool) {
 // the text on one line (white space collapsed) and cut to MaxDeltaRunes characters, the
 // last of them "…" when it was cut.
 func FormatDeltaEntry(e DeltaEntry) string {
-	stamp := "**[" + FormatTime(e.Time) + "]**"
+	stamp := "**[" + checkpoint.FormatTime(e.Time) + "]**"
 	if t := clipText(e.Text); t != "" {
 		return stamp + " " + t
 	}
@@ -554,7 +555,7 @@ func UpdateDeltaSection(sec sections.Section, entries []DeltaEntry, from, to tim
 		Heading:   withEOL(sec.Heading, eol),
 		Directive: withEOL(sec.Directive, eol),
 	}
-	meta := "_delta_since_last: " + FormatTime(from) + " → " + FormatTime(to) + "_"
+	meta := "_delta_since_last: " + checkpoint.FormatTime(from) + " → " + checkpoint.FormatTime(to) + "_"
 	render := func(entries []deltaLine) []byte {
 		var b bytes.Buffer
 		b.WriteString(meta + eol)
@@ -697,6 +698,6 @@ func deltaLineTime(l string) (time.Time, bool) {
 	if m == nil {
 		return time.Time{}, false
 	}
-	t, err := time.Parse(TimeFormat, m[1])
+	t, err := time.Parse(checkpoint.TimeFormat, m[1])
 	return t, err == nil
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/internal/golden"
 	"github.com/ckpt-dev/ckpt/sections"
 )
@@ -441,7 +442,7 @@ func TestReadDailyLog(t *testing.T) {
 			}
 			var got []string
 			for _, e := range es {
-				got = append(got, FormatTime(e.Time)+" "+e.Text)
+				got = append(got, checkpoint.FormatTime(e.Time)+" "+e.Text)
 			}
 			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
 				t.Errorf("entries\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
@@ -676,7 +677,7 @@ func TestUpdateDeltaSectionCorpus(t *testing.T) {
 	if !ok {
 		t.Fatal("no _last_updated_ in the corpus checkpoint")
 	}
-	since, err := time.Parse(TimeFormat, v)
+	since, err := time.Parse(checkpoint.TimeFormat, v)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -747,7 +748,7 @@ func FuzzUpdateDeltaSection(f *testing.F) {
 		if got.HeadingLine() != sec.HeadingLine() {
 			t.Fatalf("heading %q became %q", sec.HeadingLine(), got.HeadingLine())
 		}
-		meta := "_delta_since_last: " + FormatTime(from) + " → " + FormatTime(to) + "_"
+		meta := "_delta_since_last: " + checkpoint.FormatTime(from) + " → " + checkpoint.FormatTime(to) + "_"
 		if !bytes.HasPrefix(got.Body, []byte(meta)) {
 			t.Fatalf("body does not start with the meta line: %q", got.Body)
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 
@@ -52,7 +53,7 @@ func (s *Service) Review(id, state string) (*KGEntry, repo.Hash, bool, error) {
 	if err != nil {
 		return nil, repo.ZeroHash, false, err
 	}
-	disk := copyFiles(files)
+	disk := maps.Clone(files)
 	kg, err := s.KnowledgeGraph()
 	if err != nil {
 		return nil, repo.ZeroHash, false, err

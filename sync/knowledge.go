@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/sections"
 	"github.com/ckpt-dev/ckpt/templates"
 )
@@ -244,7 +245,7 @@ func (kg *KnowledgeGraph) Promote(decisions []string, prov Provenance, review bo
 // the decisions section's spill file (in files, the session's new files), then those still
 // in the checkpoint. A decision that spilled in the same sync that added it is promoted
 // like any other.
-func sessionDecisions(t *Template, doc *sections.Document, files map[string][]byte) []string {
+func sessionDecisions(t *checkpoint.Template, doc *sections.Document, files map[string][]byte) []string {
 	id := t.Section(templates.RoleDecisions)
 	if id == "" || t.Doc.Section(id) == nil {
 		return nil

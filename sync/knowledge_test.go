@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/internal/config"
 	"github.com/ckpt-dev/ckpt/internal/gittest"
 	"github.com/ckpt-dev/ckpt/sections"
@@ -129,7 +130,7 @@ func TestPromotionWithoutReview(t *testing.T) {
 }
 
 func TestSessionDecisionsIncludeSpilled(t *testing.T) {
-	six := &Template{Template: mustLoad(t, "six")}
+	six := &checkpoint.Template{Template: mustLoad(t, "six")}
 	six.Doc = sections.Parse(six.Source, sections.Options{})
 	cp := strings.Replace(string(six.Source), "### 🔑 Key Decisions\n", "### 🔑 Key Decisions\n- See checkpoint-decisions.md (3 items) - a\n- d: still here\n", 1)
 	spill := "# Key Decisions (spilled)\n\n_Older entries, oldest first._\n\n- a: oldest\n- b: two lines\n  the second\n\n- c: after a blank line\r\n"

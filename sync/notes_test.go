@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/sections"
 	"github.com/ckpt-dev/ckpt/templates"
 )
@@ -70,12 +71,12 @@ func TestLiterals(t *testing.T) {
 }
 
 func TestRouting(t *testing.T) {
-	six := &Template{Template: mustLoad(t, "six")}
+	six := &checkpoint.Template{Template: mustLoad(t, "six")}
 	six.Doc = sections.Parse(six.Source, sections.Options{})
-	eleven := &Template{Template: mustLoad(t, "eleven")}
+	eleven := &checkpoint.Template{Template: mustLoad(t, "eleven")}
 	eleven.Doc = sections.Parse(eleven.Source, sections.Options{})
 	for _, tc := range []struct {
-		t         *Template
+		t         *checkpoint.Template
 		entry     string
 		section   sections.ID
 		repo, why string
@@ -122,12 +123,12 @@ func TestRouting(t *testing.T) {
 // TestOddTagsKeepTheirText routes entries that start with a checkbox, a link or an unknown
 // tag: each lands with its text as written (an unknown tag in the catch-all, tag kept).
 func TestOddTagsKeepTheirText(t *testing.T) {
-	six := &Template{Template: mustLoad(t, "six")}
+	six := &checkpoint.Template{Template: mustLoad(t, "six")}
 	six.Doc = sections.Parse(six.Source, sections.Options{})
-	eleven := &Template{Template: mustLoad(t, "eleven-en")}
+	eleven := &checkpoint.Template{Template: mustLoad(t, "eleven-en")}
 	eleven.Doc = sections.Parse(eleven.Source, sections.Options{})
 	for _, tc := range []struct {
-		t       *Template
+		t       *checkpoint.Template
 		entry   string
 		section sections.ID
 		line    string

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/internal/hint"
 	"github.com/ckpt-dev/ckpt/repo"
 	"github.com/ckpt-dev/ckpt/secrets"
@@ -156,7 +157,7 @@ func (s *Service) Redact(r *repo.Repo, o RedactOptions) (*RedactReport, error) {
 		}
 		return nil, err
 	}
-	head, old, err := headFiles(r)
+	head, old, err := checkpoint.HeadFiles(r)
 	if err != nil {
 		return nil, err
 	}
@@ -167,8 +168,8 @@ func (s *Service) Redact(r *repo.Repo, o RedactOptions) (*RedactReport, error) {
 	// Bytes on disk that no commit holds are recorded first (autosave): the redaction must
 	// not be what loses them.
 	if !o.DryRun {
-		var auto *Autosave
-		if head, old, auto, err = s.autosave(r, head, old, disk, "redacting"); err != nil {
+		var auto *checkpoint.Autosave
+		if head, old, auto, err = s.Autosave(r, head, old, disk, "redacting"); err != nil {
 			return nil, fmt.Errorf("%s: %w", r.ID, err)
 		}
 		if auto != nil {
@@ -255,7 +256,7 @@ func (s *Service) Redact(r *repo.Repo, o RedactOptions) (*RedactReport, error) {
 		return nil, err
 	}
 	msg := redactMessage(r.ID, rep)
-	p, err := r.Prepare(repo.CommitRequest{Files: files, Message: msg, Parents: []repo.Hash{newHead}, Force: true, Disk: disk, Appendable: []string{NotesFile}})
+	p, err := r.Prepare(repo.CommitRequest{Files: files, Message: msg, Parents: []repo.Hash{newHead}, Force: true, Disk: disk, Appendable: []string{checkpoint.NotesFile}})
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/internal/config"
 	"github.com/ckpt-dev/ckpt/internal/gittest"
 	"github.com/ckpt-dev/ckpt/repo"
@@ -100,7 +101,7 @@ func TestRedactSession(t *testing.T) {
 	r := s.session(t, "alpha", "six", nil, nil)
 	write := func(notes string) {
 		t.Helper()
-		if _, err := s.Write(r, NotesFile, []byte(notes), CommitOptions{Trigger: "write"}); err != nil {
+		if _, err := s.Write(r, checkpoint.NotesFile, []byte(notes), checkpoint.CommitOptions{Trigger: checkpoint.TriggerWrite}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -174,18 +175,18 @@ func TestSecretFindingsCache(t *testing.T) {
 		t.Fatalf("new session: %+v", fs)
 	}
 	// A commit after the cached head: scanned on top of the cache.
-	if _, err := s.Write(r, NotesFile, []byte("# Notes\n\n- deploy with "+testToken+"\n"), CommitOptions{Trigger: "write"}); err != nil {
+	if _, err := s.Write(r, checkpoint.NotesFile, []byte("# Notes\n\n- deploy with "+testToken+"\n"), checkpoint.CommitOptions{Trigger: checkpoint.TriggerWrite}); err != nil {
 		t.Fatal(err)
 	}
 	fs := find()
-	if len(fs) != 1 || fs[0].Rule != "github-token" || fs[0].File != NotesFile || fs[0].Commit == "" {
+	if len(fs) != 1 || fs[0].Rule != "github-token" || fs[0].File != checkpoint.NotesFile || fs[0].Commit == "" {
 		t.Fatalf("after a commit: %+v", fs)
 	}
 	if again := find(); len(again) != 1 {
 		t.Fatalf("from the cache: %+v", again)
 	}
 	// On disk, not committed: a finding without a commit.
-	if err := os.WriteFile(r.WorkPath(NotesFile), []byte("# Notes\n\n- "+testToken2+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(r.WorkPath(checkpoint.NotesFile), []byte("# Notes\n\n- "+testToken2+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if fs := find(); len(fs) != 2 || fs[1].Commit != "" {
@@ -203,15 +204,15 @@ func TestSecretFindingsCache(t *testing.T) {
 func TestRedactKeepsRejectedDiskBytes(t *testing.T) {
 	s := newTestService(t, &config.Config{})
 	r := s.session(t, "alpha", "six", nil, nil)
-	if _, err := s.Write(r, NotesFile, []byte("# Notes\n\n- "+testToken+"\n"), CommitOptions{Trigger: "write"}); err != nil {
+	if _, err := s.Write(r, checkpoint.NotesFile, []byte("# Notes\n\n- "+testToken+"\n"), checkpoint.CommitOptions{Trigger: checkpoint.TriggerWrite}); err != nil {
 		t.Fatal(err)
 	}
-	cp, err := os.ReadFile(r.WorkPath(CheckpointFile))
+	cp, err := os.ReadFile(r.WorkPath(checkpoint.File))
 	if err != nil {
 		t.Fatal(err)
 	}
 	bad := strings.Replace(string(cp), "### 🎯 Current Task", "### 🎯 Task", 1) + "\n- agent line with " + testToken2 + "\n"
-	if err := os.WriteFile(r.WorkPath(CheckpointFile), []byte(bad), 0o600); err != nil {
+	if err := os.WriteFile(r.WorkPath(checkpoint.File), []byte(bad), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	rep, err := s.Redact(r, RedactOptions{})
@@ -222,7 +223,7 @@ func TestRedactKeepsRejectedDiskBytes(t *testing.T) {
 		t.Fatalf("report %+v", rep)
 	}
 	want := strings.Replace(bad, testToken2, RedactMarker("github-token", testToken2), 1)
-	if got, _ := os.ReadFile(r.WorkPath(CheckpointFile)); string(got) != want {
+	if got, _ := os.ReadFile(r.WorkPath(checkpoint.File)); string(got) != want {
 		t.Errorf("disk:\n%s\nwant\n%s", got, want)
 	}
 	if got := gittest.Git(t, r.Dir, "show", rep.Rejected+":checkpoint.md"); !strings.Contains(got, "### 🎯 Task\n") || !strings.Contains(got, RedactMarker("github-token", testToken2)) {

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/internal/failpoint"
 	"github.com/ckpt-dev/ckpt/internal/hint"
 	"github.com/ckpt-dev/ckpt/repo"
@@ -568,7 +569,7 @@ func (s *Service) pullSession(t *repo.Repo, id string, theirs repo.Hash, o Remot
 	}
 	r, err := s.Store.Open(sid)
 	if errors.Is(err, repo.ErrNotFound) {
-		cp, err := t.ReadFile(theirs, CheckpointFile)
+		cp, err := t.ReadFile(theirs, checkpoint.File)
 		if err != nil {
 			return ps, fmt.Errorf("remote session %s: %w", id, err)
 		}
@@ -653,7 +654,7 @@ func (s *Service) integrate(r *repo.Repo, src *repo.Repo, theirs repo.Hash, labe
 		ps.Result = "ahead"
 		return ps, err
 	}
-	return retryPlan(func() (PulledSession, error) { return s.integrateOnce(r, theirs, label) })
+	return checkpoint.Retry(func() (PulledSession, error) { return s.integrateOnce(r, theirs, label) })
 }
 
 // integrateOnce is one attempt of integrate under the lock: what is on disk is recorded
@@ -661,7 +662,7 @@ func (s *Service) integrate(r *repo.Repo, src *repo.Repo, theirs repo.Hash, labe
 // holds the bytes read.
 func (s *Service) integrateOnce(r *repo.Repo, theirs repo.Hash, label string) (PulledSession, error) {
 	ps := PulledSession{Session: r.ID}
-	head, old, err := headFiles(r)
+	head, old, err := checkpoint.HeadFiles(r)
 	if err != nil {
 		return ps, err
 	}
@@ -669,7 +670,7 @@ func (s *Service) integrateOnce(r *repo.Repo, theirs repo.Hash, label string) (P
 	if err != nil {
 		return ps, err
 	}
-	if head, old, _, err = s.autosave(r, head, old, disk, "merging "+label); err != nil {
+	if head, old, _, err = s.Autosave(r, head, old, disk, "merging "+label); err != nil {
 		return ps, fmt.Errorf("%s: %w", r.ID, err)
 	}
 	if ff, err := r.IsAncestor(head, theirs); err != nil {
@@ -718,7 +719,7 @@ func (s *Service) integrateOnce(r *repo.Repo, theirs repo.Hash, label string) (P
 		sort.Strings(ps.Files)
 		return ps, nil
 	}
-	p, _, err := s.prepareCommit(r, commitPlan{head: head, old: old, next: merged, disk: disk}, CommitOptions{Trigger: "merge", Message: "merge " + label, Parents: []repo.Hash{head, theirs}}, false)
+	p, _, err := s.Prepare(r, checkpoint.Plan{Head: head, Old: old, Next: merged, Disk: disk}, checkpoint.CommitOptions{Trigger: checkpoint.TriggerMerge, Message: "merge " + label, Parents: []repo.Hash{head, theirs}}, false)
 	if err != nil {
 		return ps, err
 	}
@@ -935,7 +936,7 @@ func (s *Service) mergeOptions(r *repo.Repo, name string) (sections.MergeOptions
 	o := sections.MergeOptions{NewestWins: NewestWins, OursLabel: "ours"}
 	tmpl := ""
 	switch {
-	case name == CheckpointFile:
+	case name == checkpoint.File:
 		tmpl = r.Template()
 	case name == MemoryFile:
 		tmpl = "memory"

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/sections"
 	"github.com/ckpt-dev/ckpt/templates"
 )
@@ -33,7 +34,7 @@ type Routed struct {
 
 // router routes entries for one template, with the config's overrides.
 type router struct {
-	t         *Template
+	t         *checkpoint.Template
 	overrides map[string]string // tag -> section id
 	taskOwned bool              // the task section is rendered from the task database
 }
@@ -47,7 +48,7 @@ func (rt *router) route(e Entry) Routed {
 		if rt.taskOwned && sec == rt.t.Section(templates.RoleTasks) {
 			sec = rt.t.Section(templates.RoleCatchAll)
 		}
-		return Routed{Entry: e, Role: roleOf(rt.t, sec), Dest: Destination{Repo: "session", File: CheckpointFile, Section: sec, Why: "catch-all"}}
+		return Routed{Entry: e, Role: roleOf(rt.t, sec), Dest: Destination{Repo: "session", File: checkpoint.File, Section: sec, Why: "catch-all"}}
 	}
 	r := Routed{Entry: e, Tag: e.Tag}
 	why := "tag"
@@ -90,7 +91,7 @@ func (rt *router) route(e Entry) Routed {
 	if sec == "" {
 		sec = rt.catchAll()
 	}
-	r.Dest = Destination{Repo: "session", File: CheckpointFile, Section: sec, Why: why}
+	r.Dest = Destination{Repo: "session", File: checkpoint.File, Section: sec, Why: why}
 	return r
 }
 
@@ -120,7 +121,7 @@ func firstLine(s string) string {
 
 // renderEntry formats an entry for its target section: the bullet style the section uses.
 // Continuation lines are kept as written.
-func renderEntry(t *Template, role templates.Role, tag, text string) string {
+func renderEntry(t *checkpoint.Template, role templates.Role, tag, text string) string {
 	first, rest, more := strings.Cut(text, "\n")
 	first = strings.TrimSpace(first)
 	box := checkbox(first)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/internal/failpoint"
 	"github.com/ckpt-dev/ckpt/internal/hint"
 	"github.com/ckpt-dev/ckpt/repo"
@@ -31,10 +33,10 @@ const (
 type Options struct {
 	Mode       string // Sparse or Full
 	DryRun     bool
-	Transcript string   // a Claude Code or generic JSONL transcript (remembered for later syncs)
-	Logs       []string // daily logs memory/YYYY-MM-DD.md
-	Tasks      string   // task database (JSON)
-	Trigger    string   // the Ckpt-Trigger trailer; defaults to the mode
+	Transcript string             // a Claude Code or generic JSONL transcript (remembered for later syncs)
+	Logs       []string           // daily logs memory/YYYY-MM-DD.md
+	Tasks      string             // task database (JSON)
+	Trigger    checkpoint.Trigger // the Ckpt-Trigger trailer; defaults to the mode
 	// AllowShrink lets the agent's checkpoint lose more entries than the shrink guard allows.
 	AllowShrink bool
 }
@@ -139,14 +141,14 @@ func (s *Service) Sync(r *repo.Repo, o Options) (*Report, error) {
 		o.Mode = Full
 	}
 	if o.Trigger == "" {
-		o.Trigger = o.Mode
+		o.Trigger = checkpoint.Trigger(o.Mode)
 	}
 	unlock, err := s.Store.Lock(r.LockName, true)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	return retryPlan(func() (*Report, error) { return s.syncOnce(r, o) })
+	return checkpoint.Retry(func() (*Report, error) { return s.syncOnce(r, o) })
 }
 
 // syncOnce is one attempt of Sync under the session's lock. It fails with
@@ -168,7 +170,7 @@ func (s *Service) syncOnce(r *repo.Repo, o Options) (*Report, error) {
 			return nil, err
 		}
 	}
-	head, old, err := headFiles(r)
+	head, old, err := checkpoint.HeadFiles(r)
 	if err != nil {
 		return nil, err
 	}
@@ -176,14 +178,14 @@ func (s *Service) syncOnce(r *repo.Repo, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	disk := copyFiles(files)
-	cp, ok := files[CheckpointFile]
+	disk := maps.Clone(files)
+	cp, ok := files[checkpoint.File]
 	if !ok {
-		return nil, hint.New(fmt.Errorf("%s: missing from the work tree", r.WorkPath(CheckpointFile)), "bring it back with ckpt restore -s %s --rev HEAD", r.ID)
+		return nil, hint.New(fmt.Errorf("%s: missing from the work tree", r.WorkPath(checkpoint.File)), "bring it back with ckpt restore -s %s --rev HEAD", r.ID)
 	}
 	doc := t.Parse(cp)
 	ed := newEditor(doc, t.Spec.Empty)
-	now := s.now()
+	now := s.Store.Opts.Now()
 
 	// Sparse: the recovered delta.
 	ds, err := s.loadDeltaState(r.ID)
@@ -215,39 +217,39 @@ func (s *Service) syncOnce(r *repo.Repo, o Options) (*Report, error) {
 		}
 		entries = mergeFull(t, ed, mem, files, notesTmpl, db, s.Config.Routing[t.Name], budgets, r.ID, rep)
 	}
-	files[CheckpointFile] = doc.Render()
+	files[checkpoint.File] = doc.Render()
 
 	// Every entry has a place and every literal survives byte for byte, or nothing is written.
 	for i, e := range entries {
 		if rep.Entries[i].Dest.Status == "dropped" {
-			return nil, fmt.Errorf("%s:%d: no section of %s can take this entry (the checkpoint lacks %s); sync aborted, nothing written", r.WorkPath(NotesFile), e.Line, CheckpointFile, rep.Entries[i].Dest.Section)
+			return nil, fmt.Errorf("%s:%d: no section of %s can take this entry (the checkpoint lacks %s); sync aborted, nothing written", r.WorkPath(checkpoint.NotesFile), e.Line, checkpoint.File, rep.Entries[i].Dest.Section)
 		}
 		rep.Entries[i].Literals = e.Literals()
 		for _, lit := range rep.Entries[i].Literals {
 			if !containsLiteral(t, doc, files, mem, rep.Entries[i].Dest, lit) {
-				return nil, fmt.Errorf("%s:%d: %w: %s; sync aborted, nothing written", r.WorkPath(NotesFile), e.Line, ErrLiteralLost, lit)
+				return nil, fmt.Errorf("%s:%d: %w: %s; sync aborted, nothing written", r.WorkPath(checkpoint.NotesFile), e.Line, ErrLiteralLost, lit)
 			}
 		}
 	}
 
-	co := CommitOptions{Trigger: o.Trigger, AllowShrink: o.AllowShrink}
+	co := checkpoint.CommitOptions{Trigger: o.Trigger, AllowShrink: o.AllowShrink}
 	if db != nil {
 		co.TaskIDs = db.IDs()
 	}
-	sp, res, err := s.prepareCommit(r, commitPlan{head: head, old: old, next: files, disk: disk, touch: names(files), agent: disk[CheckpointFile]}, co, o.DryRun)
+	sp, res, err := s.Prepare(r, checkpoint.Plan{Head: head, Old: old, Next: files, Disk: disk, Touch: names(files), Agent: disk[checkpoint.File]}, co, o.DryRun)
 	if err != nil {
 		return nil, err
 	}
 	rep.Warnings = append(rep.Warnings, findingsText(res.Findings)...)
 	rep.Changes = res.Changes
 	for _, name := range res.Files {
-		rep.Files = append(rep.Files, FileChange{Repo: "session", Name: name, Old: old[name], New: res.next[name]})
+		rep.Files = append(rep.Files, FileChange{Repo: "session", Name: name, Old: old[name], New: res.Next[name]})
 	}
 
 	// Full: promotion and MEMORY.md, in the knowledge repository.
 	var kp *knowledgeChange
 	if o.Mode == Full {
-		prov := Provenance{Session: r.ID, Commit: shortCommit(sp, head), Time: FormatTime(now)}
+		prov := Provenance{Session: r.ID, Commit: shortCommit(sp, head), Time: checkpoint.FormatTime(now)}
 		kp, err = s.prepareKnowledge(t, mem, doc, files, prov, o.DryRun, rep)
 		if err != nil {
 			return nil, err
@@ -276,14 +278,14 @@ func (s *Service) syncOnce(r *repo.Repo, o Options) (*Report, error) {
 		return nil, kp.rollback(err)
 	}
 	if sp != nil && sp.Changed() {
-		if err := res.finishMerge(r); err != nil {
+		if err := res.FinishMerge(r); err != nil {
 			rep.Warnings = append(rep.Warnings, "could not clear the finished merge: "+err.Error())
 		}
 		r.MaybePack()
 		rep.Changed = true
 	}
 	if sp != nil && len(sp.Kept) > 0 {
-		rep.Warnings = append(rep.Warnings, "notes appended during the sync are kept in "+NotesFile+" for the next sync")
+		rep.Warnings = append(rep.Warnings, "notes appended during the sync are kept in "+checkpoint.NotesFile+" for the next sync")
 	}
 	rep.Commit = shortCommit(sp, head)
 	if sp != nil {
@@ -310,14 +312,14 @@ func shortCommit(p *repo.Prepared, head repo.Hash) string {
 func findingsText(fs []sections.Finding) []string {
 	var out []string
 	for _, f := range fs {
-		out = append(out, fmt.Sprintf("%s:%d: %s: %s", CheckpointFile, f.Line, f.Severity, f.Message))
+		out = append(out, fmt.Sprintf("%s:%d: %s: %s", checkpoint.File, f.Line, f.Severity, f.Message))
 	}
 	return out
 }
 
 // containsLiteral looks for an exact literal where its entry went (the section, or that
 // section's spill file), then, to be sure, in every session file and MEMORY.md.
-func containsLiteral(t *Template, doc *sections.Document, files map[string][]byte, mem *memoryDoc, dest Destination, lit string) bool {
+func containsLiteral(t *checkpoint.Template, doc *sections.Document, files map[string][]byte, mem *memoryDoc, dest Destination, lit string) bool {
 	if dest.Repo == "session" {
 		if s := doc.Section(dest.Section); s != nil && bytes.Contains(s.Body, []byte(lit)) {
 			return true
@@ -327,7 +329,7 @@ func containsLiteral(t *Template, doc *sections.Document, files map[string][]byt
 		}
 	}
 	for name, b := range files {
-		if name != NotesFile && bytes.Contains(b, []byte(lit)) {
+		if name != checkpoint.NotesFile && bytes.Contains(b, []byte(lit)) {
 			return true
 		}
 	}
@@ -336,7 +338,7 @@ func containsLiteral(t *Template, doc *sections.Document, files map[string][]byt
 
 // recoverDelta reads the transcript (from where the last sync stopped) and daily logs, and
 // merges their entries newer than _last_updated_ into the delta section.
-func (s *Service) recoverDelta(t *Template, doc *sections.Document, o Options, ds deltaState, now time.Time, rep *Report) (deltaState, error) {
+func (s *Service) recoverDelta(t *checkpoint.Template, doc *sections.Document, o Options, ds deltaState, now time.Time, rep *Report) (deltaState, error) {
 	id := t.Section(templates.RoleDelta)
 	sec := doc.Section(id)
 	next := ds
@@ -354,7 +356,7 @@ func (s *Service) recoverDelta(t *Template, doc *sections.Document, o Options, d
 	}
 	var since time.Time
 	if v, ok := doc.MetaValue("last_updated"); ok {
-		since, _ = time.Parse(TimeFormat, v)
+		since, _ = time.Parse(checkpoint.TimeFormat, v)
 	}
 	var entries []DeltaEntry
 	if next.Transcript != "" {
@@ -394,11 +396,11 @@ func (s *Service) recoverDelta(t *Template, doc *sections.Document, o Options, d
 		}
 	}
 	*sec = UpdateDeltaSection(*sec, entries, from, now, DeltaLimit)
-	rep.Delta = DeltaReport{Entries: len(entries), From: FormatTime(from), To: FormatTime(now)}
+	rep.Delta = DeltaReport{Entries: len(entries), From: checkpoint.FormatTime(from), To: checkpoint.FormatTime(now)}
 	return next, nil
 }
 
-func (s *Service) notesTemplate(t *Template) ([]byte, error) {
+func (s *Service) notesTemplate(t *checkpoint.Template) ([]byte, error) {
 	name := t.Spec.Notes
 	if name == "" {
 		name = "notes"
@@ -414,8 +416,8 @@ func (s *Service) notesTemplate(t *Template) ([]byte, error) {
 // MEMORY.md), §3 tidied, the task tree rendered, notes.md reset to its template, sections
 // over budget spilled. It edits ed's document, mem and files in place and returns the
 // entries it read.
-func mergeFull(t *Template, ed *editor, mem *memoryDoc, files map[string][]byte, notesTmpl []byte, db *TaskDB, routing map[string]string, budgets map[string]int, session string, rep *Report) []Entry {
-	entries := ParseNotes(files[NotesFile], notesTmpl)
+func mergeFull(t *checkpoint.Template, ed *editor, mem *memoryDoc, files map[string][]byte, notesTmpl []byte, db *TaskDB, routing map[string]string, budgets map[string]int, session string, rep *Report) []Entry {
+	entries := ParseNotes(files[checkpoint.NotesFile], notesTmpl)
 	rt := &router{t: t, overrides: routing, taskOwned: db != nil}
 	for _, e := range entries {
 		rep.Entries = append(rep.Entries, applyRouted(t, ed, mem, rt.route(e)))
@@ -429,13 +431,13 @@ func mergeFull(t *Template, ed *editor, mem *memoryDoc, files map[string][]byte,
 			rep.Tasks = len(db.Tasks)
 		}
 	}
-	files[NotesFile] = notesTmpl
+	files[checkpoint.NotesFile] = notesTmpl
 	rep.Spills = append(rep.Spills, spillBudgets(t, ed, budgets, files, session)...)
 	return entries
 }
 
 // applyRouted puts one routed entry into its section (or MEMORY.md) unless it is there.
-func applyRouted(t *Template, ed *editor, mem *memoryDoc, r Routed) EntryReport {
+func applyRouted(t *checkpoint.Template, ed *editor, mem *memoryDoc, r Routed) EntryReport {
 	rep := EntryReport{Line: r.Entry.Line, Tag: r.Tag, Durable: r.Entry.Durable, Text: r.Entry.Text, Dest: r.Dest, Literals: []string{}}
 	if r.Dest.Repo == "memory" && mem != nil {
 		id := mem.section(r.Role)
@@ -443,7 +445,7 @@ func applyRouted(t *Template, ed *editor, mem *memoryDoc, r Routed) EntryReport 
 		sec := mem.doc.Section(id)
 		if sec == nil {
 			// MEMORY.md lacks the section: keep the entry in the checkpoint's catch-all.
-			rep.Dest = Destination{Repo: "session", File: CheckpointFile, Section: t.Section(templates.RoleCatchAll), Why: "memory section missing"}
+			rep.Dest = Destination{Repo: "session", File: checkpoint.File, Section: t.Section(templates.RoleCatchAll), Why: "memory section missing"}
 		} else {
 			if mem.ed.present(id, r.Entry.Text) {
 				rep.Dest.Status = "duplicate"
@@ -487,7 +489,7 @@ func applyRouted(t *Template, ed *editor, mem *memoryDoc, r Routed) EntryReport 
 // tidyDirectives applies seed 000's rules to the directives section (§3): a `Dn:` line whose
 // rule MEMORY.md's rules already hold is removed (MEMORY.md is the authority), and a line in
 // status language (COMPLETE, done, partially complete) moves to the current-work section.
-func tidyDirectives(t *Template, ed *editor, mem *memoryDoc) []MovedLine {
+func tidyDirectives(t *checkpoint.Template, ed *editor, mem *memoryDoc) []MovedLine {
 	dir := t.Section(templates.RoleDirectives)
 	status := t.Section(templates.RoleStatus)
 	if dir == "" || ed.doc.Section(dir) == nil {
@@ -558,7 +560,7 @@ func (m *memoryDoc) section(role templates.Role) sections.ID {
 
 // loadMemory reads MEMORY.md from the knowledge work tree (so hand edits are picked up),
 // else renders the template's memory template.
-func (s *Service) loadMemory(t *Template) (*memoryDoc, error) {
+func (s *Service) loadMemory(t *checkpoint.Template) (*memoryDoc, error) {
 	name := t.Spec.Memory
 	if name == "" {
 		name = "memory-en"
@@ -627,7 +629,7 @@ func (k *knowledgeChange) discard() {
 // from it, files being the session's new files) and writes MEMORY.md changes as a prepared
 // commit of the knowledge repository (nil when nothing changes). It takes the knowledge
 // lock, which the caller releases.
-func (s *Service) prepareKnowledge(t *Template, mem *memoryDoc, doc *sections.Document, files map[string][]byte, prov Provenance, dry bool, rep *Report) (*knowledgeChange, error) {
+func (s *Service) prepareKnowledge(t *checkpoint.Template, mem *memoryDoc, doc *sections.Document, files map[string][]byte, prov Provenance, dry bool, rep *Report) (*knowledgeChange, error) {
 	unlock, err := s.Store.Lock(repo.KnowledgeLock, true)
 	if err != nil {
 		return nil, err
@@ -691,7 +693,7 @@ func (s *Service) prepareKnowledge(t *Template, mem *memoryDoc, doc *sections.Do
 		return fail(err)
 	}
 	// Replace MEMORY.md and the graph only while they hold the bytes this sync read.
-	seen := copyFiles(disk)
+	seen := maps.Clone(disk)
 	for name, b := range map[string][]byte{MemoryFile: mem.old, KnowledgeFile: oldKG} {
 		if kc.created {
 			break // its files are the ones this sync just wrote
@@ -736,7 +738,7 @@ func (s *Service) PendingNotes(r *repo.Repo) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	b, err := os.ReadFile(r.WorkPath(NotesFile))
+	b, err := os.ReadFile(r.WorkPath(checkpoint.NotesFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, nil
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/sections"
 	"github.com/ckpt-dev/ckpt/templates"
 )
@@ -35,7 +36,7 @@ var spillIndexLine = sync.OnceValue(func() *regexp.Regexp {
 // checkpoint-<topic>.md (files holds the session's files, updated in place), leaving one
 // index line that later syncs keep and update. An entry is never split, index lines never
 // move, and spill files are never budgeted, so they never spill again.
-func spillBudgets(t *Template, ed *editor, budgets map[string]int, files map[string][]byte, session string) []Spill {
+func spillBudgets(t *checkpoint.Template, ed *editor, budgets map[string]int, files map[string][]byte, session string) []Spill {
 	var out []Spill
 	for i := range t.Doc.Sections {
 		id := t.Doc.Sections[i].ID
@@ -119,7 +120,7 @@ func spillBudgets(t *Template, ed *editor, budgets map[string]int, files map[str
 	return out
 }
 
-func roleOf(t *Template, id sections.ID) templates.Role {
+func roleOf(t *checkpoint.Template, id sections.ID) templates.Role {
 	for role, sid := range t.Spec.Roles {
 		if sections.ID(sid) == id {
 			return role
@@ -130,7 +131,7 @@ func roleOf(t *Template, id sections.ID) templates.Role {
 
 // spillTopic names a section's spill file: its role ("decisions"), else the ASCII words of
 // its title, else its id's digits ("s7").
-func spillTopic(t *Template, id sections.ID) string {
+func spillTopic(t *checkpoint.Template, id sections.ID) string {
 	if r := roleOf(t, id); r != "" && r != templates.RoleCatchAll {
 		return string(r)
 	}
@@ -146,7 +147,7 @@ func spillTopic(t *Template, id sections.ID) string {
 	return "s" + strings.TrimPrefix(string(id), "§")
 }
 
-func indexLine(t *Template, file string, n int, sum string) string {
+func indexLine(t *checkpoint.Template, file string, n int, sum string) string {
 	format := t.Spec.SpillIndex
 	if format == "" {
 		format = "- See %s (%d items) - %s"

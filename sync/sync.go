@@ -1,220 +1,32 @@
-// Package sync moves checkpoint content into the store: every write, commit from disk and
-// restore goes through check and metadata upkeep before it becomes a commit; `Sync` routes
-// notes.md into the checkpoint section by section, keeps every literal, recovers the delta
-// from transcripts and logs, renders the task tree, spills sections over budget, and promotes
-// Key Decisions into the knowledge graph.
+// Package sync reconciles a session's files (seed 002's sparse and full checkpoints): `Sync`
+// routes notes.md into the checkpoint section by section, keeps every literal, tidies §3,
+// recovers the delta from transcripts and logs, renders the task tree, spills sections over
+// budget, and promotes Key Decisions into the knowledge graph. The result is committed
+// through package checkpoint, the one path to a commit.
 //
 // It never prints: results come back as values for cmd/ckpt to show.
 package sync
 
 import (
-	"errors"
-	"fmt"
-	"strings"
-	"time"
+	"maps"
+	"slices"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/internal/config"
 	"github.com/ckpt-dev/ckpt/repo"
-	"github.com/ckpt-dev/ckpt/secrets"
-	"github.com/ckpt-dev/ckpt/sections"
-	"github.com/ckpt-dev/ckpt/templates"
 )
 
-// TriggerAutosave marks the commit of uncommitted bytes a command found in a work tree
-// before it replaced files there.
-const TriggerAutosave = "autosave"
-
-// Triggers name what caused a commit (the Ckpt-Trigger trailer).
-var Triggers = []string{"manual", "write", "sparse", "full", "hook", "cron", "restore", "merge", TriggerAutosave, "redact"}
-
-// ValidTrigger reports whether t is one of Triggers.
-func ValidTrigger(t string) bool {
-	for _, x := range Triggers {
-		if x == t {
-			return true
-		}
-	}
-	return false
-}
-
-// Service carries what every operation needs: the store and its configuration.
+// Service carries what every operation needs: the commit path, and through it the store and
+// its configuration.
 type Service struct {
-	Store  *repo.Store
-	Config *config.Config
+	*checkpoint.Service
 }
 
 // New returns a Service.
 func New(st *repo.Store, cfg *config.Config) *Service {
-	if cfg == nil {
-		cfg = &config.Config{}
-	}
-	return &Service{Store: st, Config: cfg}
+	s := &Service{checkpoint.New(st, cfg)}
+	s.Service.FinishPull = s.FinishPull
+	return s
 }
 
-func (s *Service) now() time.Time { return s.Store.Opts.Now() }
-
-// ErrRejected is wrapped by every RejectedError.
-var ErrRejected = errors.New("checkpoint rejected")
-
-// RejectedError is a write that failed check: nothing was committed on the main history,
-// and the bytes are kept under Ref.
-type RejectedError struct {
-	File     string
-	Ref      string
-	Commit   repo.Hash
-	Findings []sections.Finding
-}
-
-func (e *RejectedError) Error() string {
-	n := 0
-	for _, f := range e.Findings {
-		if f.Severity == sections.Error {
-			n++
-		}
-	}
-	return fmt.Sprintf("%s: %s with %d error(s); nothing committed, the bytes are kept as %s", e.File, ErrRejected, n, e.Ref)
-}
-
-func (e *RejectedError) Unwrap() error { return ErrRejected }
-
-// Template is a loaded template with its parsed text.
-type Template struct {
-	*templates.Template
-	Doc *sections.Document
-}
-
-// LoadTemplate loads a template (user override first) and parses it.
-func (s *Service) LoadTemplate(name string) (*Template, error) {
-	t, err := templates.Load(s.Store.Home, name)
-	if err != nil {
-		return nil, err
-	}
-	return &Template{Template: t, Doc: sections.Parse(t.Source, sections.Options{})}, nil
-}
-
-// Parse parses content at the template's section level.
-func (t *Template) Parse(content []byte) *sections.Document {
-	return sections.Parse(content, sections.Options{Level: t.Doc.Level})
-}
-
-// Order is the template's section ids in order.
-func (t *Template) Order() []sections.ID { return t.Doc.IDs() }
-
-// Rules turns the template's spec into check rules.
-func (t *Template) Rules() sections.Rules {
-	r := sections.Rules{Blockquote: sections.ID(t.Spec.Blockquote)}
-	if len(t.Spec.MaxOpen) > 0 {
-		r.MaxOpen = map[sections.ID]int{}
-		for id, n := range t.Spec.MaxOpen {
-			r.MaxOpen[sections.ID(id)] = n
-		}
-	}
-	r.TaskSection = sections.ID(t.Spec.Section(templates.RoleTasks))
-	return r
-}
-
-// Section returns the id of the section playing role in this template.
-func (t *Template) Section(role templates.Role) sections.ID {
-	return sections.ID(t.Spec.Section(role))
-}
-
-// CheckOptions add checks beyond the template's own.
-type CheckOptions struct {
-	// TaskIDs, when not nil, are the ids of the task database: a task line with another id
-	// is an error.
-	TaskIDs map[string]bool
-	// Previous, when not nil, is the last committed checkpoint: the shrink guard compares
-	// with it. Elsewhere are the spill files, where removed entries may have moved.
-	Previous  []byte
-	Elsewhere [][]byte
-}
-
-// Check parses content with template t and checks it.
-func (s *Service) Check(t *Template, content []byte, o CheckOptions) (*sections.Document, []sections.Finding) {
-	doc := t.Parse(content)
-	rules := t.Rules()
-	rules.TaskIDs = o.TaskIDs
-	rules.Extra = append(rules.Extra, secrets.Check(s.Config.Secrets.Allow))
-	fs := sections.Check(doc, t.Doc, rules)
-	// The shrink guard compares sections one by one, which only means something once the
-	// structure is right.
-	if o.Previous != nil && !sections.HasErrors(fs) {
-		fs = append(fs, sections.Shrink(t.Parse(o.Previous), doc, s.shrinkRules(t, o.Elsewhere))...)
-	}
-	return doc, fs
-}
-
-// shrinkRules are the shrink guard's rules for template t: Key Decisions lose nothing, the
-// template's rolling sections are exempt, any other section may lose at most the configured
-// share of its entries (default one half).
-func (s *Service) shrinkRules(t *Template, elsewhere [][]byte) sections.ShrinkRules {
-	r := sections.ShrinkRules{Strict: map[sections.ID]bool{}, Exempt: map[sections.ID]bool{}, MaxShare: s.Config.Shrink.MaxShare, Elsewhere: elsewhere}
-	if id := t.Section(templates.RoleDecisions); id != "" {
-		r.Strict[id] = true
-	}
-	if id := t.Section(templates.RoleDelta); id != "" {
-		r.Exempt[id] = true
-	}
-	for _, id := range t.Spec.Rolling {
-		r.Exempt[sections.ID(id)] = true
-	}
-	for _, id := range s.Config.Shrink.Exempt {
-		r.Exempt[sections.ID(id)] = true
-	}
-	return r
-}
-
-// SpillFiles returns the contents of the spill files (checkpoint-<topic>.md) among files.
-func SpillFiles(files map[string][]byte) [][]byte {
-	var out [][]byte
-	for _, name := range names(files) {
-		if strings.HasPrefix(name, "checkpoint-") {
-			out = append(out, files[name])
-		}
-	}
-	return out
-}
-
-// GuessTemplate picks the checkpoint template whose section ids best match content's, for a
-// bare file checked without --template.
-func (s *Service) GuessTemplate(content []byte) string {
-	ts, err := templates.List(s.Store.Home)
-	if err != nil {
-		return templates.Default
-	}
-	best, bestScore := templates.Default, -1
-	for _, tt := range ts {
-		if tt.Kind != templates.KindCheckpoint && tt.Kind != templates.KindMemory {
-			continue
-		}
-		td := sections.Parse(tt.Source, sections.Options{})
-		doc := sections.Parse(content, sections.Options{Level: td.Level})
-		score := 0
-		for _, ts := range td.Sections {
-			if ds := doc.Section(ts.ID); ds != nil {
-				score++
-				if ds.HeadingLine() == ts.HeadingLine() {
-					score++
-				}
-			}
-		}
-		if score > bestScore {
-			best, bestScore = tt.Name, score
-		}
-	}
-	return best
-}
-
-// ShrinkBase is what the shrink guard compares a session's checkpoint on disk with: the last
-// committed checkpoint, and the spill files on disk.
-func (s *Service) ShrinkBase(r *repo.Repo) ([]byte, [][]byte, error) {
-	_, old, err := headFiles(r)
-	if err != nil {
-		return nil, nil, err
-	}
-	disk, err := r.WorkFiles()
-	if err != nil {
-		return nil, nil, err
-	}
-	return old[CheckpointFile], SpillFiles(disk), nil
-}
+func names(m map[string][]byte) []string { return slices.Sorted(maps.Keys(m)) }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/internal/config"
 	"github.com/ckpt-dev/ckpt/internal/gittest"
 	"github.com/ckpt-dev/ckpt/internal/golden"
@@ -50,19 +51,19 @@ func newTestService(t testing.TB, cfg *config.Config) *testService {
 }
 
 // session creates a session from template and writes checkpoint (and notes) into it.
-func (ts *testService) session(t testing.TB, id, template string, checkpoint, notes []byte) *repo.Repo {
+func (ts *testService) session(t testing.TB, id, template string, cp, notes []byte) *repo.Repo {
 	t.Helper()
 	r, _, err := ts.InitSession(repo.SessionID(id), template, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if checkpoint != nil {
-		if _, err := ts.Write(r, CheckpointFile, checkpoint, CommitOptions{Trigger: "write"}); err != nil {
+	if cp != nil {
+		if _, err := ts.Write(r, checkpoint.File, cp, checkpoint.CommitOptions{Trigger: checkpoint.TriggerWrite}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if notes != nil {
-		if err := os.WriteFile(r.WorkPath(NotesFile), notes, 0o644); err != nil {
+		if err := os.WriteFile(r.WorkPath(checkpoint.NotesFile), notes, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -86,8 +87,8 @@ func TestSyncGoldenSix(t *testing.T) {
 		t.Fatalf("report: changed=%v entries=%d", rep.Changed, len(rep.Entries))
 	}
 	for name, path := range map[string]string{
-		"six/checkpoint.md":      r.WorkPath(CheckpointFile),
-		"six/notes.md":           r.WorkPath(NotesFile),
+		"six/checkpoint.md":      r.WorkPath(checkpoint.File),
+		"six/notes.md":           r.WorkPath(checkpoint.NotesFile),
 		"six/knowledge-graph.md": filepath.Join(ts.Store.KnowledgeDir(), KnowledgeFile),
 		"six/MEMORY.md":          filepath.Join(ts.Store.KnowledgeDir(), MemoryFile),
 	} {
@@ -98,7 +99,7 @@ func TestSyncGoldenSix(t *testing.T) {
 		checkGolden(t, name, b)
 	}
 	notesTmpl, _ := ts.notesTemplate(mustTemplate(t, ts, "six"))
-	if got, _ := os.ReadFile(r.WorkPath(NotesFile)); !bytes.Equal(got, notesTmpl) {
+	if got, _ := os.ReadFile(r.WorkPath(checkpoint.NotesFile)); !bytes.Equal(got, notesTmpl) {
 		t.Errorf("notes.md is not reset to its template byte for byte:\n%q", got)
 	}
 	gittest.Fsck(t, r.Dir)
@@ -115,7 +116,7 @@ func TestSyncGoldenSix(t *testing.T) {
 	}
 }
 
-func mustTemplate(t testing.TB, ts *testService, name string) *Template {
+func mustTemplate(t testing.TB, ts *testService, name string) *checkpoint.Template {
 	t.Helper()
 	tt, err := ts.LoadTemplate(name)
 	if err != nil {
@@ -139,8 +140,8 @@ func TestSyncGoldenEleven(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, path := range map[string]string{
-		"eleven/checkpoint.md":      r.WorkPath(CheckpointFile),
-		"eleven/notes.md":           r.WorkPath(NotesFile),
+		"eleven/checkpoint.md":      r.WorkPath(checkpoint.File),
+		"eleven/notes.md":           r.WorkPath(checkpoint.NotesFile),
 		"eleven/MEMORY.md":          filepath.Join(ts.Store.KnowledgeDir(), MemoryFile),
 		"eleven/knowledge-graph.md": filepath.Join(ts.Store.KnowledgeDir(), KnowledgeFile),
 	} {
@@ -208,7 +209,7 @@ func TestSyncDryRunWritesNothing(t *testing.T) {
 		t.Errorf("dry run reports no change")
 	}
 	h2, _ := r.Head()
-	got, _ := os.ReadFile(r.WorkPath(NotesFile))
+	got, _ := os.ReadFile(r.WorkPath(checkpoint.NotesFile))
 	if h1 != h2 || !bytes.Equal(got, notes) {
 		t.Errorf("dry run wrote something")
 	}
@@ -230,7 +231,7 @@ func TestSyncAbortsWhenALiteralWouldBeLost(t *testing.T) {
 		t.Fatalf("err = %v, want a lost-literal abort naming notes.md:5", err)
 	}
 	h2, _ := r.Head()
-	got, _ := os.ReadFile(r.WorkPath(NotesFile))
+	got, _ := os.ReadFile(r.WorkPath(checkpoint.NotesFile))
 	if h1 != h2 || !bytes.Equal(got, notes) {
 		t.Errorf("an aborted sync wrote something")
 	}
@@ -248,11 +249,11 @@ func TestSyncIsAllOrNothingAcrossRepositories(t *testing.T) {
 	}
 	kr, _ := ts.Store.OpenKnowledge()
 	notes := []byte("# Notes\n\n_Append one entry per line. `ckpt sync` routes every entry into the checkpoint and resets this file._\n\n- [decision] use `zstd` for spill files\n")
-	os.WriteFile(r.WorkPath(NotesFile), notes, 0o644)
+	os.WriteFile(r.WorkPath(checkpoint.NotesFile), notes, 0o644)
 	h1, _ := r.Head()
 	k1, _ := kr.Head()
 	kg1, _ := os.ReadFile(filepath.Join(kr.WorkDir, KnowledgeFile))
-	cp1, _ := os.ReadFile(r.WorkPath(CheckpointFile))
+	cp1, _ := os.ReadFile(r.WorkPath(checkpoint.File))
 	t.Setenv("CKPT_FAILPOINT", "sync-between-repositories")
 	if _, err := ts.Sync(r, Options{Mode: Full}); err == nil {
 		t.Fatal("sync with an injected failure succeeded")
@@ -260,8 +261,8 @@ func TestSyncIsAllOrNothingAcrossRepositories(t *testing.T) {
 	h2, _ := r.Head()
 	k2, _ := kr.Head()
 	kg2, _ := os.ReadFile(filepath.Join(kr.WorkDir, KnowledgeFile))
-	cp2, _ := os.ReadFile(r.WorkPath(CheckpointFile))
-	n2, _ := os.ReadFile(r.WorkPath(NotesFile))
+	cp2, _ := os.ReadFile(r.WorkPath(checkpoint.File))
+	n2, _ := os.ReadFile(r.WorkPath(checkpoint.NotesFile))
 	if h1 != h2 || k1 != k2 || !bytes.Equal(kg1, kg2) || !bytes.Equal(cp1, cp2) || !bytes.Equal(n2, notes) {
 		t.Errorf("a failure between the repositories left a change: session %v knowledge %v kg %v checkpoint %v notes %v",
 			h1 != h2, k1 != k2, !bytes.Equal(kg1, kg2), !bytes.Equal(cp1, cp2), !bytes.Equal(n2, notes))
@@ -322,7 +323,7 @@ func TestSyncKeepsEveryEntry(t *testing.T) {
 			var all bytes.Buffer
 			files, _ := r.WorkFiles()
 			for name, data := range files {
-				if name != NotesFile {
+				if name != checkpoint.NotesFile {
 					all.Write(data)
 				}
 			}

@@ -17,6 +17,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/internal/config"
 	"github.com/ckpt-dev/ckpt/internal/hint"
 	"github.com/ckpt-dev/ckpt/repo"
@@ -111,7 +112,7 @@ func exitCode(err error) int {
 	case errors.Is(err, repo.ErrInvalidSession), errors.Is(err, templates.ErrUnknown),
 		errors.Is(err, repo.ErrInvalidName), errors.Is(err, repo.ErrBadWorktree):
 		return exitUsage
-	case errors.Is(err, ckptsync.ErrRejected):
+	case errors.Is(err, checkpoint.ErrRejected):
 		return exitRejected
 	case errors.Is(err, repo.ErrBusy):
 		return exitBusy

@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/sections"
 	ckptsync "github.com/ckpt-dev/ckpt/sync"
 )
@@ -63,7 +64,7 @@ func runCheck(c *cli.Context, env *Env) error {
 	}
 	var file, tmpl string
 	var content []byte
-	var opts ckptsync.CheckOptions
+	var opts checkpoint.CheckOptions
 	if c.NArg() == 1 {
 		if c.IsSet("session") {
 			return usageError("give -s ID or FILE, not both")
@@ -90,7 +91,7 @@ func runCheck(c *cli.Context, env *Env) error {
 				return err
 			}
 		}
-		p := r.WorkPath(ckptsync.CheckpointFile)
+		p := r.WorkPath(checkpoint.File)
 		file = relPath(p)
 		if content, err = os.ReadFile(p); err != nil {
 			return fmt.Errorf("%s: %w", file, err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/repo"
 	"github.com/ckpt-dev/ckpt/sections"
 	ckptsync "github.com/ckpt-dev/ckpt/sync"
@@ -72,13 +73,13 @@ func runSync(c *cli.Context, env *Env) error {
 		Mode: mode, DryRun: c.Bool("dry-run"), Transcript: c.String("transcript"),
 		Logs: c.StringSlice("log"), Tasks: c.String("tasks"), AllowShrink: c.Bool("allow-shrink"),
 	})
-	var rej *ckptsync.RejectedError
+	var rej *checkpoint.RejectedError
 	if errors.As(err, &rej) && rej.Ref == "" {
-		printFindings(env, relPath(r.WorkPath(ckptsync.CheckpointFile)), rej.Findings)
-		return &exitError{exitRejected, fmt.Errorf("%s: the synced checkpoint would fail check; dry run, nothing written", relPath(r.WorkPath(ckptsync.CheckpointFile)))}
+		printFindings(env, relPath(r.WorkPath(checkpoint.File)), rej.Findings)
+		return &exitError{exitRejected, fmt.Errorf("%s: the synced checkpoint would fail check; dry run, nothing written", relPath(r.WorkPath(checkpoint.File)))}
 	}
 	if err != nil {
-		return a.reportCommit(c, r, ckptsync.Result{}, err)
+		return a.reportCommit(c, r, checkpoint.Result{}, err)
 	}
 	for _, w := range rep.Warnings {
 		fmt.Fprintf(env.Stderr, "ckpt: warning: %s\n", w)
@@ -102,7 +103,7 @@ func printSyncReport(env *Env, r *repo.Repo, rep *ckptsync.Report) {
 			}
 		}
 		for _, f := range rep.Files {
-			if f.Name == ckptsync.CheckpointFile && f.Repo == "session" {
+			if f.Name == checkpoint.File && f.Repo == "session" {
 				continue
 			}
 			fmt.Fprint(w, sections.UnifiedDiff(f.Repo+"/a/"+f.Name, f.Repo+"/b/"+f.Name, f.Old, f.New))

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	ckptcheckpoint "github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/hooks"
 	"github.com/ckpt-dev/ckpt/internal/config"
 	"github.com/ckpt-dev/ckpt/repo"
@@ -39,7 +40,7 @@ func bigStore(b testing.TB, s *store, n, commits, bound int, workTree string) {
 		}
 		for c := range commits {
 			cp := strings.Replace(base, "scale", fmt.Sprintf("scale %d/%d", i, c), 1)
-			if _, err := svc.Write(r, ckptsync.CheckpointFile, []byte(cp), ckptsync.CommitOptions{Trigger: "write"}); err != nil {
+			if _, err := svc.Write(r, ckptcheckpoint.File, []byte(cp), ckptcheckpoint.CommitOptions{Trigger: ckptcheckpoint.TriggerWrite}); err != nil {
 				b.Fatal(err)
 			}
 		}
