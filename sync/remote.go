@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/internal/failpoint"
@@ -1035,21 +1036,36 @@ func (s *Service) Clone(url string, network *repo.GitNetwork, progress func(done
 	return s.Pull(RemoteOptions{Remote: "origin", Network: network, Progress: progress, Quick: true})
 }
 
-// GC squashes a session's old sparse checkpoints (repo.Squash), then repacks it
+// GCOptions say what gc may rewrite and prune.
+type GCOptions struct {
+	checkpoint.SquashOptions
+	// PruneBefore: the repack deletes unreachable objects whose file is older than this
+	// (zero: repo.DefaultPruneAge ago). Judged by the wall clock, as file times are.
+	PruneBefore time.Time
+}
+
+// GCReport says what gc did.
+type GCReport struct {
+	checkpoint.SquashReport
+	Repack repo.RepackReport
+}
+
+// GC squashes a session's old sparse checkpoints (checkpoint.Squash), then repacks it
 // (repo.Repack: one pack of everything reachable from a ref, a reflog, MERGE_HEAD or the
 // index; unreachable objects pruned after o.PruneBefore). History that was pushed (what the
-// transport repository says any remote has) is left alone unless force. A squash is
+// transport repository says any remote has) is left alone unless forced. A squash is
 // refused while a merge is pending.
-func (s *Service) GC(r *repo.Repo, o repo.SquashOptions) (repo.SquashReport, error) {
+func (s *Service) GC(r *repo.Repo, o GCOptions) (GCReport, error) {
+	var rep GCReport
 	unlock, err := s.Store.Lock(r.LockName, true)
 	if err != nil {
-		return repo.SquashReport{}, err
+		return rep, err
 	}
 	defer unlock()
 	if t, err := s.Store.Transport(); err == nil {
 		refs, err := t.Refs("refs/")
 		if err != nil {
-			return repo.SquashReport{}, err
+			return rep, err
 		}
 		ref := transportRef(r)
 		for name, h := range refs {
@@ -1058,8 +1074,7 @@ func (s *Service) GC(r *repo.Repo, o repo.SquashOptions) (repo.SquashReport, err
 			}
 		}
 	}
-	rep, err := r.Squash(o)
-	if err != nil || o.DryRun {
+	if rep.SquashReport, err = checkpoint.Squash(r, o.SquashOptions); err != nil || o.DryRun {
 		return rep, err
 	}
 	rep.Repack, err = r.Repack(o.PruneBefore)

@@ -8,7 +8,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/repo"
+	ckptsync "github.com/ckpt-dev/ckpt/sync"
 )
 
 func gcCommand(env *Env) *cli.Command {
@@ -87,7 +89,7 @@ func runGC(c *cli.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	o := repo.SquashOptions{Force: c.Bool("force"), DryRun: c.Bool("dry-run")}
+	o := ckptsync.GCOptions{SquashOptions: checkpoint.SquashOptions{Force: c.Bool("force"), DryRun: c.Bool("dry-run")}}
 	if s := c.String("squash-sparse-older-than"); s != "" {
 		age, err := parseAge(s)
 		if err != nil {
