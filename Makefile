@@ -5,7 +5,7 @@ PKGS    := ./...
 # Fuzz targets run briefly in `make test` with their seed corpus (testdata/fuzz).
 FUZZTIME ?= 5s
 # The packages that hold fuzz targets.
-FUZZPKGS := ./sections/ ./secrets/ ./sync/ ./repo/
+FUZZPKGS := ./sections/ ./secrets/ ./delta/ ./sync/ ./repo/
 
 .PHONY: build demo test fuzz bench lint fmt clean
 

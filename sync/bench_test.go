@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ckpt-dev/ckpt/checkpoint"
+	"github.com/ckpt-dev/ckpt/delta"
 	"github.com/ckpt-dev/ckpt/sections"
 )
 
@@ -106,7 +107,7 @@ func BenchmarkSparseSync50MBTranscript(b *testing.B) {
 	f.Close()
 	// The session has followed the transcript so far: its offset is at the end. (A first
 	// sync would read all 50 MB, and its memory would hide the sparse sync's.)
-	if err := ts.saveDeltaState(r.ID, deltaState{Transcript: path, Offset: int64(written)}); err != nil {
+	if err := delta.SaveState(ts.Store, r.ID, delta.State{Transcript: path, Offset: int64(written)}); err != nil {
 		b.Fatal(err)
 	}
 	runtime.GC()

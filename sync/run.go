@@ -2,7 +2,6 @@ package sync
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ckpt-dev/ckpt/checkpoint"
+	"github.com/ckpt-dev/ckpt/delta"
 	"github.com/ckpt-dev/ckpt/internal/failpoint"
 	"github.com/ckpt-dev/ckpt/internal/hint"
 	"github.com/ckpt-dev/ckpt/repo"
@@ -53,7 +53,7 @@ type Report struct {
 	Spills     []Spill       `json:"spills"`
 	Promotions []Promotion   `json:"promotions"`
 	Moved      []MovedLine   `json:"moved"`
-	Delta      DeltaReport   `json:"delta"`
+	Delta      delta.Report  `json:"delta"`
 	Tasks      int           `json:"tasks"`
 	Warnings   []string      `json:"warnings"`
 	// Changes are the section changes of checkpoint.md, for --dry-run's diff.
@@ -80,13 +80,6 @@ type MovedLine struct {
 	Reason string      `json:"reason"`
 }
 
-// DeltaReport says what the recovered delta took in.
-type DeltaReport struct {
-	Entries int    `json:"entries"`
-	From    string `json:"from,omitempty"`
-	To      string `json:"to,omitempty"`
-}
-
 // FileChange is one file a sync changes.
 type FileChange struct {
 	Repo     string // "session" or "knowledge"
@@ -96,40 +89,6 @@ type FileChange struct {
 
 // ErrLiteralLost aborts a sync that would drop an exact literal from a notes entry.
 var ErrLiteralLost = errors.New("literal would be lost")
-
-// deltaState is what sync remembers between runs: where it stopped reading the transcript.
-type deltaState struct {
-	Transcript string `json:"transcript,omitempty"`
-	Offset     int64  `json:"offset"`
-}
-
-func (s *Service) deltaStatePath(id string) string {
-	return filepath.Join(s.Store.StateDir(), "delta", id+".json")
-}
-
-func (s *Service) loadDeltaState(id string) (deltaState, error) {
-	var st deltaState
-	b, err := os.ReadFile(s.deltaStatePath(id))
-	if errors.Is(err, fs.ErrNotExist) {
-		return st, nil
-	}
-	if err != nil {
-		return st, err
-	}
-	if err := json.Unmarshal(b, &st); err != nil {
-		return st, fmt.Errorf("%s: corrupt state: %w", s.deltaStatePath(id), err)
-	}
-	return st, nil
-}
-
-func (s *Service) saveDeltaState(id string, st deltaState) error {
-	p := s.deltaStatePath(id)
-	if err := os.MkdirAll(filepath.Dir(p), repo.DirPerm); err != nil {
-		return err
-	}
-	b, _ := json.Marshal(st)
-	return repo.WriteFileAtomic(p, b, repo.FilePerm, s.Store.Opts.Fsync)
-}
 
 // Sync reconciles a session: the recovered delta (sparse and full) and, for a full sync,
 // notes.md routed into the checkpoint and MEMORY.md, §3 upkeep, the task tree, budgets and
@@ -188,11 +147,11 @@ func (s *Service) syncOnce(r *repo.Repo, o Options) (*Report, error) {
 	now := s.Store.Opts.Now()
 
 	// Sparse: the recovered delta.
-	ds, err := s.loadDeltaState(r.ID)
+	ds, err := delta.LoadState(s.Store, r.ID)
 	if err != nil {
 		return nil, err
 	}
-	newState, err := s.recoverDelta(t, doc, o, ds, now, rep)
+	newState, err := recoverDelta(t, doc, o, ds, now, rep)
 	if err != nil {
 		return nil, err
 	}
@@ -295,7 +254,7 @@ func (s *Service) syncOnce(r *repo.Repo, o Options) (*Report, error) {
 		kp.repo.MaybePack()
 	}
 	if newState != ds {
-		if err := s.saveDeltaState(r.ID, newState); err != nil {
+		if err := delta.SaveState(s.Store, r.ID, newState); err != nil {
 			rep.Warnings = append(rep.Warnings, "could not save the transcript offset: "+err.Error())
 		}
 	}
@@ -336,67 +295,18 @@ func containsLiteral(t *checkpoint.Template, doc *sections.Document, files map[s
 	return mem != nil && bytes.Contains(mem.doc.Render(), []byte(lit))
 }
 
-// recoverDelta reads the transcript (from where the last sync stopped) and daily logs, and
-// merges their entries newer than _last_updated_ into the delta section.
-func (s *Service) recoverDelta(t *checkpoint.Template, doc *sections.Document, o Options, ds deltaState, now time.Time, rep *Report) (deltaState, error) {
-	id := t.Section(templates.RoleDelta)
-	sec := doc.Section(id)
-	next := ds
-	if o.Transcript != "" {
-		abs, err := filepath.Abs(o.Transcript)
-		if err != nil {
-			return ds, err
-		}
-		if abs != ds.Transcript {
-			next = deltaState{Transcript: abs}
-		}
+// recoverDelta merges what the transcript and daily logs hold since the checkpoint was last
+// written into its delta section (package delta).
+func recoverDelta(t *checkpoint.Template, doc *sections.Document, o Options, ds delta.State, now time.Time, rep *Report) (delta.State, error) {
+	last, _ := doc.MetaValue("last_updated")
+	next, dr, warnings, err := delta.Recover(doc.Section(t.Section(templates.RoleDelta)), last, delta.Sources{Transcript: o.Transcript, Logs: o.Logs}, ds, now)
+	rep.Warnings = append(rep.Warnings, warnings...)
+	if err != nil {
+		return ds, err
 	}
-	if sec == nil || (next.Transcript == "" && len(o.Logs) == 0) {
-		return next, nil
+	if dr.Entries > 0 {
+		rep.Delta = dr
 	}
-	var since time.Time
-	if v, ok := doc.MetaValue("last_updated"); ok {
-		since, _ = time.Parse(checkpoint.TimeFormat, v)
-	}
-	var entries []DeltaEntry
-	if next.Transcript != "" {
-		// The offset, not the clock, says what is new: the first read of a transcript takes
-		// all of it (the 2 KB limit keeps the newest), so a session created at PreCompact
-		// keeps the conversation that led there, and later reads take every line past the
-		// saved offset, even one older than _last_updated_ (a write moved it meanwhile).
-		// A transcript that is gone, unreadable or not a regular file costs the delta, never
-		// the checkpoint: hooks and ticks keep committing, and the offset stays.
-		tr, err := ReadTranscript(next.Transcript, next.Offset, time.Time{})
-		if err != nil {
-			rep.Warnings = append(rep.Warnings, err.Error()+"; checkpoint taken without a delta from it")
-		} else {
-			entries = append(entries, tr.Entries...)
-			rep.Warnings = append(rep.Warnings, tr.Warnings...)
-			next.Offset = tr.Next
-		}
-	}
-	for _, l := range o.Logs {
-		es, warns, err := ReadDailyLog(l, since)
-		if err != nil {
-			return ds, err
-		}
-		entries = append(entries, es...)
-		rep.Warnings = append(rep.Warnings, warns...)
-	}
-	if len(entries) == 0 {
-		return next, nil
-	}
-	from := since
-	if from.IsZero() {
-		from = entries[0].Time
-		for _, e := range entries {
-			if e.Time.Before(from) {
-				from = e.Time
-			}
-		}
-	}
-	*sec = UpdateDeltaSection(*sec, entries, from, now, DeltaLimit)
-	rep.Delta = DeltaReport{Entries: len(entries), From: checkpoint.FormatTime(from), To: checkpoint.FormatTime(now)}
 	return next, nil
 }
 

@@ -216,7 +216,7 @@ func TestSyncDryRunWritesNothing(t *testing.T) {
 	if _, err := os.Stat(ts.Store.KnowledgeDir()); err == nil {
 		t.Errorf("dry run created the knowledge repository")
 	}
-	if _, err := os.Stat(ts.deltaStatePath("s")); err == nil {
+	if _, err := os.Stat(filepath.Join(ts.Store.StateDir(), "delta", "s.json")); err == nil {
 		t.Errorf("dry run saved the transcript offset")
 	}
 }

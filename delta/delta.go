@@ -1,13 +1,13 @@
-package sync
-
-// The recovered delta (six 📡): what happened after the checkpoint was last written,
-// read back from L3 sources (agent transcripts and daily logs) and merged into the 📡
-// section as one line per entry:
+// Package delta recovers what happened after a checkpoint was last written (six's 📡
+// section): it reads seed 002's L3 sources, agent transcripts (from the offset where the
+// last sync stopped, remembered per session) and daily logs, and merges their entries into
+// the delta section, one line per entry:
 //
 //	**[2026-04-01T21:50Z]** assistant: Ran `workspace_watchdog.py verify`. [tool: Bash]
 //
 // Transcript entries read "<role>: <text>"; a tool call adds "[tool: <name>]" in the place
 // where the call was made. Daily log entries carry the log line's text only.
+package delta
 
 import (
 	"bufio"
@@ -32,12 +32,12 @@ import (
 	"github.com/ckpt-dev/ckpt/sections"
 )
 
-// MaxDeltaRunes is how long the text of one delta entry may be, in characters (seed 002:
+// MaxRunes is how long the text of one delta entry may be, in characters (seed 002:
 // "content cut to 500 characters").
-const MaxDeltaRunes = 500
+const MaxRunes = 500
 
-// DeltaLimit is the size budget of the whole 📡 section in bytes (seed 002: "2KB").
-const DeltaLimit = 2048
+// Limit is the size budget of the whole 📡 section in bytes (seed 002: "2KB").
+const Limit = 2048
 
 // MaxTranscriptRead bounds how much of a transcript one sync reads past its offset: 64 MiB
 // of complete lines. A transcript that grew more is read on by the next syncs, each from
@@ -52,15 +52,15 @@ const TranscriptReadTime = 10 * time.Second
 // /dev/zero never ends, a FIFO blocks until someone writes, a directory holds no lines.
 var ErrNotRegular = errors.New("not a regular file")
 
-// DeltaEntry is one recovered event: when it happened and what was said or done.
-type DeltaEntry struct {
+// Entry is one recovered event: when it happened and what was said or done.
+type Entry struct {
 	Time time.Time
 	Text string
 }
 
 // TranscriptRead is what one ReadTranscript call found.
 type TranscriptRead struct {
-	Entries  []DeltaEntry
+	Entries  []Entry
 	Next     int64    // the offset to pass to the next ReadTranscript of the same file
 	Warnings []string // lines that were skipped, as "path:line: problem"
 	// Restarted is true when the file no longer continued at the given offset (it was
@@ -294,7 +294,7 @@ type contentBlock struct {
 
 // parseTranscriptLine turns one line into an entry. ok is false when the line carries no
 // entry; bad is true when it is not a transcript record at all.
-func parseTranscriptLine(line []byte) (e DeltaEntry, ok, bad bool) {
+func parseTranscriptLine(line []byte) (e Entry, ok, bad bool) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
 		return e, false, false
@@ -327,7 +327,7 @@ func parseTranscriptLine(line []byte) (e DeltaEntry, ok, bad bool) {
 	if l.IsMeta || text == "" {
 		return e, false, false
 	}
-	return DeltaEntry{Time: t, Text: clipText(strings.TrimSpace(role) + ": " + text)}, true, false
+	return Entry{Time: t, Text: clipText(strings.TrimSpace(role) + ": " + text)}, true, false
 }
 
 // contentText flattens a message content: a string, or a list of blocks. ok is false for
@@ -405,7 +405,7 @@ var (
 // name, else its "# YYYY-MM-DD" heading; the times are taken as UTC, the zone ckpt writes
 // every time in. Other lines are not entries and are ignored; an entry line with an
 // impossible time gives a warning.
-func ReadDailyLog(path string, since time.Time) ([]DeltaEntry, []string, error) {
+func ReadDailyLog(path string, since time.Time) ([]Entry, []string, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read daily log %s: %w", path, err)
@@ -415,7 +415,7 @@ func ReadDailyLog(path string, since time.Time) ([]DeltaEntry, []string, error) 
 	if !ok {
 		return nil, nil, fmt.Errorf("%s: no date: name the log YYYY-MM-DD.md or start it with a \"# YYYY-MM-DD\" heading", path)
 	}
-	var entries []DeltaEntry
+	var entries []Entry
 	var warnings []string
 	for i, l := range lines {
 		m := dailyLogLine().FindStringSubmatch(strings.TrimRight(l, " \t\r"))
@@ -430,7 +430,7 @@ func ReadDailyLog(path string, since time.Time) ([]DeltaEntry, []string, error) 
 		}
 		t := day.Add(time.Duration(h)*time.Hour + time.Duration(mm)*time.Minute)
 		if since.IsZero() || t.After(since) {
-			entries = append(entries, DeltaEntry{Time: t, Text: clipText(m[3])})
+			entries = append(entries, Entry{Time: t, Text: clipText(m[3])})
 		}
 	}
 	return entries, warnings, nil
@@ -452,10 +452,10 @@ func dailyLogDay(path string, lines []string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// FormatDeltaEntry renders e as one line of the 📡 section: "**[2026-04-01T21:50Z]** text",
-// the text on one line (white space collapsed) and cut to MaxDeltaRunes characters, the
+// FormatEntry renders e as one line of the 📡 section: "**[2026-04-01T21:50Z]** text",
+// the text on one line (white space collapsed) and cut to MaxRunes characters, the
 // last of them "…" when it was cut.
-func FormatDeltaEntry(e DeltaEntry) string {
+func FormatEntry(e Entry) string {
 	stamp := "**[" + checkpoint.FormatTime(e.Time) + "]**"
 	if t := clipText(e.Text); t != "" {
 		return stamp + " " + t
@@ -464,11 +464,11 @@ func FormatDeltaEntry(e DeltaEntry) string {
 }
 
 // clipText puts s on one line (runs of white space and control characters become one
-// space, invalid UTF-8 becomes U+FFFD) and cuts it to MaxDeltaRunes characters, the last
+// space, invalid UTF-8 becomes U+FFFD) and cuts it to MaxRunes characters, the last
 // one "…". It stops reading s once it has enough, so a huge message costs little.
 func clipText(s string) string {
 	var b strings.Builder
-	n, cut := 0, 0 // runes written; byte length after MaxDeltaRunes-1 runes
+	n, cut := 0, 0 // runes written; byte length after MaxRunes-1 runes
 	space := false
 	for _, r := range s {
 		if unicode.IsSpace(r) || unicode.IsControl(r) {
@@ -476,19 +476,19 @@ func clipText(s string) string {
 			continue
 		}
 		if space {
-			if n == MaxDeltaRunes-1 {
+			if n == MaxRunes-1 {
 				cut = b.Len()
 			}
 			b.WriteByte(' ')
 			n++
 			space = false
 		}
-		if n == MaxDeltaRunes-1 {
+		if n == MaxRunes-1 {
 			cut = b.Len()
 		}
 		b.WriteRune(r)
 		n++
-		if n > MaxDeltaRunes {
+		if n > MaxRunes {
 			return b.String()[:cut] + "…"
 		}
 	}
@@ -503,7 +503,7 @@ type deltaLine struct {
 
 var deltaEntryPrefix = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\*\*\[([0-9T:Z-]+)\]\*\*`) })
 
-// UpdateDeltaSection merges entries into the 📡 section sec and returns the new section.
+// UpdateSection merges entries into the 📡 section sec and returns the new section.
 // Entry lines already there are kept and new ones added unless the same line is there;
 // all are ordered by time (ties keep their order, old before new), then the oldest are
 // dropped until the section is at most limit bytes (limit <= 0: no limit).
@@ -511,7 +511,7 @@ var deltaEntryPrefix = sync.OnceValue(func() *regexp.Regexp { return regexp.Must
 // non-blank lines are kept, in their order, before the entries; the blank lines (and a
 // closing `---`) that end the section stay at its end, and every line ends as the
 // section's lines do (CRLF stays CRLF).
-func UpdateDeltaSection(sec sections.Section, entries []DeltaEntry, from, to time.Time, limit int) sections.Section {
+func UpdateSection(sec sections.Section, entries []Entry, from, to time.Time, limit int) sections.Section {
 	eol := sectionEOL(sec)
 	lines, tail := splitDeltaBody(sec.Body)
 
@@ -530,7 +530,7 @@ func UpdateDeltaSection(sec sections.Section, entries []DeltaEntry, from, to tim
 		others = append(others, l)
 	}
 	for _, e := range entries {
-		l := FormatDeltaEntry(e)
+		l := FormatEntry(e)
 		if seen[l] {
 			continue
 		}

@@ -1,4 +1,4 @@
-package sync
+package delta
 
 import (
 	"bufio"
@@ -79,7 +79,7 @@ func deltaSize(t *testing.T, path string) int64 {
 	return fi.Size()
 }
 
-func deltaTexts(es []DeltaEntry) []string {
+func deltaTexts(es []Entry) []string {
 	var out []string
 	for _, e := range es {
 		out = append(out, e.Text)
@@ -118,7 +118,7 @@ func TestReadTranscriptGolden(t *testing.T) {
 				"assistant: I'll start by reading checkpoint_manager.py. [tool: Read]",
 			},
 			lacks:        []string{"The user wants", "def check_sparse", "Session persistence phase 2"},
-			longestRunes: MaxDeltaRunes,
+			longestRunes: MaxRunes,
 		},
 		{
 			name:     "generic",
@@ -460,28 +460,28 @@ func TestFormatDeltaEntry(t *testing.T) {
 	han := strings.Repeat("记得测试", 150) // 600 runes of 3 bytes each
 	tests := []struct {
 		name string
-		e    DeltaEntry
+		e    Entry
 		want string
 	}{
-		{"plain", DeltaEntry{at, "user: hi"}, "**[2026-04-01T21:50Z]** user: hi"},
-		{"other zone", DeltaEntry{at.In(time.FixedZone("CEST", 2*3600)), "x"}, "**[2026-04-01T21:50Z]** x"},
-		{"newlines and runs of space", DeltaEntry{at, " line one\r\n\n\tline  two \u00a0 end\n"}, "**[2026-04-01T21:50Z]** line one line two end"},
-		{"control characters", DeltaEntry{at, "a\x00\x1b[31mb"}, "**[2026-04-01T21:50Z]** a [31mb"},
-		{"empty text", DeltaEntry{at, " \n "}, "**[2026-04-01T21:50Z]**"},
-		{"exactly 500", DeltaEntry{at, ascii(500)}, "**[2026-04-01T21:50Z]** " + ascii(500)},
-		{"501 cut", DeltaEntry{at, ascii(501)}, "**[2026-04-01T21:50Z]** " + ascii(499) + "…"},
-		{"chinese cut at 500 runes", DeltaEntry{at, han}, "**[2026-04-01T21:50Z]** " + string([]rune(han)[:499]) + "…"},
-		{"cut counts collapsed space", DeltaEntry{at, ascii(498) + "\n\n\n" + ascii(10)}, "**[2026-04-01T21:50Z]** " + ascii(498) + " " + "…"},
-		{"invalid utf-8", DeltaEntry{at, "ok\xff\xfeend"}, "**[2026-04-01T21:50Z]** ok\uFFFD\uFFFDend"},
+		{"plain", Entry{at, "user: hi"}, "**[2026-04-01T21:50Z]** user: hi"},
+		{"other zone", Entry{at.In(time.FixedZone("CEST", 2*3600)), "x"}, "**[2026-04-01T21:50Z]** x"},
+		{"newlines and runs of space", Entry{at, " line one\r\n\n\tline  two \u00a0 end\n"}, "**[2026-04-01T21:50Z]** line one line two end"},
+		{"control characters", Entry{at, "a\x00\x1b[31mb"}, "**[2026-04-01T21:50Z]** a [31mb"},
+		{"empty text", Entry{at, " \n "}, "**[2026-04-01T21:50Z]**"},
+		{"exactly 500", Entry{at, ascii(500)}, "**[2026-04-01T21:50Z]** " + ascii(500)},
+		{"501 cut", Entry{at, ascii(501)}, "**[2026-04-01T21:50Z]** " + ascii(499) + "…"},
+		{"chinese cut at 500 runes", Entry{at, han}, "**[2026-04-01T21:50Z]** " + string([]rune(han)[:499]) + "…"},
+		{"cut counts collapsed space", Entry{at, ascii(498) + "\n\n\n" + ascii(10)}, "**[2026-04-01T21:50Z]** " + ascii(498) + " " + "…"},
+		{"invalid utf-8", Entry{at, "ok\xff\xfeend"}, "**[2026-04-01T21:50Z]** ok\uFFFD\uFFFDend"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := FormatDeltaEntry(tc.e)
+			got := FormatEntry(tc.e)
 			if got != tc.want {
 				t.Errorf("got  %q\nwant %q", got, tc.want)
 			}
 			text := strings.TrimPrefix(strings.TrimPrefix(got, "**[2026-04-01T21:50Z]**"), " ")
-			if n := utf8.RuneCountInString(text); n > MaxDeltaRunes || !utf8.ValidString(got) || strings.ContainsAny(got, "\r\n") {
+			if n := utf8.RuneCountInString(text); n > MaxRunes || !utf8.ValidString(got) || strings.ContainsAny(got, "\r\n") {
 				t.Errorf("text of %d runes, valid %t, one line %t", n, utf8.ValidString(got), !strings.ContainsAny(got, "\r\n"))
 			}
 		})
@@ -500,10 +500,10 @@ func TestUpdateDeltaSection(t *testing.T) {
 	corpus := meta0 + "\n\n" + e50 + "\n" + e55 + "\n\n"
 	from, to := deltaTime(t, "2026-04-01T22:00:00Z"), deltaTime(t, "2026-04-01T22:10:00Z")
 	at := func(s string) time.Time { return deltaTime(t, "2026-04-01T"+s+"Z") }
-	numbered := func(n int) []DeltaEntry {
-		var es []DeltaEntry
+	numbered := func(n int) []Entry {
+		var es []Entry
 		for i := 1; i <= n; i++ {
-			es = append(es, DeltaEntry{at(fmt.Sprintf("22:%02d:00", i)), fmt.Sprintf("entry %d", i)})
+			es = append(es, Entry{at(fmt.Sprintf("22:%02d:00", i)), fmt.Sprintf("entry %d", i)})
 		}
 		return es
 	}
@@ -516,7 +516,7 @@ func TestUpdateDeltaSection(t *testing.T) {
 		name               string
 		heading, directive string
 		body               string
-		entries            []DeltaEntry
+		entries            []Entry
 		from, to           time.Time
 		limit              int
 		want               string // the whole section
@@ -524,19 +524,19 @@ func TestUpdateDeltaSection(t *testing.T) {
 		{
 			name:    "add to the corpus section in time order",
 			body:    corpus,
-			entries: []DeltaEntry{{at("22:03:30"), "user: Also update AGENTS.md"}, {at("21:52:10"), "assistant: ran the tests"}},
-			limit:   DeltaLimit,
+			entries: []Entry{{at("22:03:30"), "user: Also update AGENTS.md"}, {at("21:52:10"), "assistant: ran the tests"}},
+			limit:   Limit,
 			want: deltaHeading + meta1 + "\n\n" + e50 + "\n" + "**[2026-04-01T21:52Z]** assistant: ran the tests\n" + e55 + "\n" +
 				"**[2026-04-01T22:03Z]** user: Also update AGENTS.md\n\n",
 		},
 		{
 			name: "same line is not added twice",
 			body: corpus,
-			entries: []DeltaEntry{
+			entries: []Entry{
 				{at("21:50:30"), "Ran `workspace_watchdog.py verify`, 3 files changed..."},
 				{at("22:01:00"), "twice"}, {at("22:01:59"), "twice"},
 			},
-			limit: DeltaLimit,
+			limit: Limit,
 			want:  deltaHeading + meta1 + "\n\n" + e50 + "\n" + e55 + "\n" + "**[2026-04-01T22:01Z]** twice\n\n",
 		},
 		{
@@ -544,7 +544,7 @@ func TestUpdateDeltaSection(t *testing.T) {
 			body:  corpus,
 			from:  at("21:45:00"),
 			to:    at("22:00:00"),
-			limit: DeltaLimit,
+			limit: Limit,
 			want:  deltaHeading + corpus,
 		},
 		{
@@ -564,7 +564,7 @@ func TestUpdateDeltaSection(t *testing.T) {
 		{
 			name:    "limit drops old and new entries alike",
 			body:    meta0 + "\n\n" + entryLine(4) + "\n",
-			entries: []DeltaEntry{numbered(5)[4], numbered(5)[0], numbered(5)[2], numbered(5)[1]},
+			entries: []Entry{numbered(5)[4], numbered(5)[0], numbered(5)[2], numbered(5)[1]},
 			limit:   len(threeFit),
 			want:    threeFit,
 		},
@@ -586,20 +586,20 @@ func TestUpdateDeltaSection(t *testing.T) {
 			name:    "missing meta line is inserted",
 			body:    "\n",
 			entries: numbered(1),
-			limit:   DeltaLimit,
+			limit:   Limit,
 			want:    deltaHeading + meta1 + "\n\n" + entryLine(1) + "\n",
 		},
 		{
 			name:  "missing meta line in an empty section",
 			body:  "\n",
-			limit: DeltaLimit,
+			limit: Limit,
 			want:  deltaHeading + meta1 + "\n\n",
 		},
 		{
 			name:    "meta line moves under the heading, other lines stay before the entries",
 			body:    "see checkpoint-delta.md for older entries\n" + meta0 + "\n\n" + entryLine(1) + "_a note_\n\n",
 			entries: numbered(2)[1:],
-			limit:   DeltaLimit,
+			limit:   Limit,
 			want:    deltaHeading + meta1 + "\n\nsee checkpoint-delta.md for older entries\n_a note_\n\n" + entryLine(1) + entryLine(2) + "\n",
 		},
 		{
@@ -607,7 +607,7 @@ func TestUpdateDeltaSection(t *testing.T) {
 			directive: "_what came after the checkpoint_\n",
 			body:      meta0 + "\n\n",
 			entries:   numbered(1),
-			limit:     DeltaLimit,
+			limit:     Limit,
 			want:      deltaHeading + "_what came after the checkpoint_\n" + meta1 + "\n\n" + entryLine(1) + "\n",
 		},
 		{
@@ -615,21 +615,21 @@ func TestUpdateDeltaSection(t *testing.T) {
 			heading: strings.Replace(deltaHeading, "\n", "\r\n", 1),
 			body:    strings.ReplaceAll(corpus, "\n", "\r\n"),
 			entries: numbered(1),
-			limit:   DeltaLimit,
+			limit:   Limit,
 			want:    strings.ReplaceAll(deltaHeading+meta1+"\n\n"+e50+"\n"+e55+"\n"+entryLine(1)+"\n", "\n", "\r\n"),
 		},
 		{
 			name:    "no final newline",
 			heading: strings.TrimSuffix(deltaHeading, "\n"),
 			entries: numbered(1),
-			limit:   DeltaLimit,
+			limit:   Limit,
 			want:    deltaHeading + meta1 + "\n\n" + strings.TrimSuffix(entryLine(1), "\n"),
 		},
 		{
 			name:    "closing rule stays last",
 			body:    meta0 + "\n\n" + entryLine(1) + "\n---\n",
 			entries: numbered(2)[1:],
-			limit:   DeltaLimit,
+			limit:   Limit,
 			want:    deltaHeading + meta1 + "\n\n" + entryLine(1) + entryLine(2) + "\n---\n",
 		},
 	}
@@ -648,7 +648,7 @@ func TestUpdateDeltaSection(t *testing.T) {
 				sec.Directive = []byte(tc.directive)
 			}
 			before := string(sec.Bytes())
-			got := UpdateDeltaSection(sec, tc.entries, f, tt, tc.limit)
+			got := UpdateSection(sec, tc.entries, f, tt, tc.limit)
 			if string(got.Bytes()) != tc.want {
 				t.Errorf("got\n%q\nwant\n%q", got.Bytes(), tc.want)
 			}
@@ -698,7 +698,7 @@ func TestUpdateDeltaSectionCorpus(t *testing.T) {
 		t.Fatal("no 📡 section in the corpus checkpoint")
 	}
 	old := sections.Parse(src, sections.Options{Level: 3})
-	doc.Sections[i] = UpdateDeltaSection(doc.Sections[i], entries, since, deltaTime(t, "2026-04-01T22:07:00Z"), DeltaLimit)
+	doc.Sections[i] = UpdateSection(doc.Sections[i], entries, since, deltaTime(t, "2026-04-01T22:07:00Z"), Limit)
 	out := doc.Render()
 	deltaGolden(t, "six-updated.md", out)
 
@@ -714,8 +714,8 @@ func TestUpdateDeltaSectionCorpus(t *testing.T) {
 	if got, _ := again.MetaValue("delta_since_last"); got != "2026-04-01T22:00Z → 2026-04-01T22:07Z" {
 		t.Errorf("_delta_since_last_ is %q", got)
 	}
-	if n := again.Sections[i].Len(); n > DeltaLimit {
-		t.Errorf("📡 is %d bytes, over %d", n, DeltaLimit)
+	if n := again.Sections[i].Len(); n > Limit {
+		t.Errorf("📡 is %d bytes, over %d", n, Limit)
 	}
 }
 
@@ -743,7 +743,7 @@ func FuzzUpdateDeltaSection(f *testing.F) {
 		at := time.Unix(int64(uint64(unix)%(1<<34)), 0)
 		from, to := time.Unix(1775080800, 0), time.Unix(1775081400, 0)
 		sec := sections.Section{ID: "📡", Heading: []byte(h), Body: body}
-		got := UpdateDeltaSection(sec, []DeltaEntry{{at, text}}, from, to, limit)
+		got := UpdateSection(sec, []Entry{{at, text}}, from, to, limit)
 
 		if got.HeadingLine() != sec.HeadingLine() {
 			t.Fatalf("heading %q became %q", sec.HeadingLine(), got.HeadingLine())
@@ -752,15 +752,15 @@ func FuzzUpdateDeltaSection(f *testing.F) {
 		if !bytes.HasPrefix(got.Body, []byte(meta)) {
 			t.Fatalf("body does not start with the meta line: %q", got.Body)
 		}
-		bare := UpdateDeltaSection(sec, nil, from, to, 1) // every entry dropped
+		bare := UpdateSection(sec, nil, from, to, 1) // every entry dropped
 		if limit > 0 && bare.Len() <= limit && got.Len() > limit {
 			t.Fatalf("section of %d bytes over the limit %d (%d without entries)", got.Len(), limit, bare.Len())
 		}
-		line := FormatDeltaEntry(DeltaEntry{at, text})
+		line := FormatEntry(Entry{at, text})
 		if limit <= 0 && !bytes.Contains(got.Body, []byte(line)) {
 			t.Fatalf("entry %q missing without a limit: %q", line, got.Body)
 		}
-		if again := UpdateDeltaSection(got, nil, from, to, limit); !bytes.Equal(again.Bytes(), got.Bytes()) {
+		if again := UpdateSection(got, nil, from, to, limit); !bytes.Equal(again.Bytes(), got.Bytes()) {
 			t.Fatalf("not stable:\n%q\n%q", got.Bytes(), again.Bytes())
 		}
 	})
