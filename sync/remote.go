@@ -14,6 +14,7 @@ import (
 	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/internal/failpoint"
 	"github.com/ckpt-dev/ckpt/internal/hint"
+	"github.com/ckpt-dev/ckpt/knowledge"
 	"github.com/ckpt-dev/ckpt/repo"
 	"github.com/ckpt-dev/ckpt/secrets"
 	"github.com/ckpt-dev/ckpt/sections"
@@ -905,8 +906,8 @@ func (s *Service) mergeFiles(r *repo.Repo, base, ours, theirs map[string][]byte,
 			out[name] = t // deleted here, changed there: keep the change
 		case !tok:
 			out[name] = o
-		case name == KnowledgeFile:
-			kg, err := MergeKnowledgeGraphs(b, o, t)
+		case name == knowledge.File:
+			kg, err := knowledge.Merge(b, o, t)
 			if err != nil {
 				return nil, nil, fmt.Errorf("%s: %w", name, err)
 			}
@@ -939,7 +940,7 @@ func (s *Service) mergeOptions(r *repo.Repo, name string) (sections.MergeOptions
 	switch {
 	case name == checkpoint.File:
 		tmpl = r.Template()
-	case name == MemoryFile:
+	case name == knowledge.MemoryFile:
 		tmpl = "memory"
 	}
 	if tmpl == "" {
@@ -951,70 +952,6 @@ func (s *Service) mergeOptions(r *repo.Repo, name string) (sections.MergeOptions
 	}
 	o.Level, o.Order = t.Doc.Level, t.Order()
 	return o, nil
-}
-
-// MergeKnowledgeGraphs merges three versions of knowledge-graph.md by entry id: the union of
-// entries, provenance lists united, a state changed on one side taking that side.
-func MergeKnowledgeGraphs(base, ours, theirs []byte) ([]byte, error) {
-	parse := func(b []byte) (*KnowledgeGraph, error) {
-		if b == nil {
-			return &KnowledgeGraph{}, nil
-		}
-		return ParseKnowledgeGraph(b)
-	}
-	b, err := parse(base)
-	if err != nil {
-		return nil, err
-	}
-	o, err := parse(ours)
-	if err != nil {
-		return nil, err
-	}
-	t, err := parse(theirs)
-	if err != nil {
-		return nil, err
-	}
-	baseState := map[string]string{}
-	for _, e := range b.Entries {
-		baseState[e.ID] = e.State
-	}
-	byID := map[string]*KGEntry{}
-	for _, e := range o.Entries {
-		byID[e.ID] = e
-	}
-	for _, te := range t.Entries {
-		oe, ok := byID[te.ID]
-		if !ok {
-			o.Entries = append(o.Entries, te)
-			byID[te.ID] = te
-			continue
-		}
-		if oe.State == baseState[te.ID] && te.State != oe.State {
-			oe.State = te.State
-		}
-		for _, p := range te.Provenance {
-			dup := false
-			for _, q := range oe.Provenance {
-				dup = dup || (p.Session == q.Session && p.Commit == q.Commit)
-			}
-			if !dup {
-				oe.Provenance = append(oe.Provenance, p)
-			}
-		}
-		for _, sup := range te.Supersedes {
-			dup := false
-			for _, x := range oe.Supersedes {
-				dup = dup || x == sup
-			}
-			if !dup {
-				oe.Supersedes = append(oe.Supersedes, sup)
-			}
-		}
-	}
-	if len(o.Header) == 0 {
-		o.Header = t.Header
-	}
-	return o.Render(), nil
 }
 
 // Clone makes an empty store a copy of a remote store: every session and the knowledge

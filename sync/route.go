@@ -2,11 +2,10 @@ package sync
 
 import (
 	"bytes"
-	"regexp"
 	"strings"
-	"sync"
 
 	"github.com/ckpt-dev/ckpt/checkpoint"
+	"github.com/ckpt-dev/ckpt/knowledge"
 	"github.com/ckpt-dev/ckpt/sections"
 	"github.com/ckpt-dev/ckpt/templates"
 )
@@ -74,7 +73,7 @@ func (rt *router) route(e Entry) Routed {
 	}
 	if e.Durable && rt.t.Spec.Durable[e.Tag] != "" {
 		r.Role = rt.t.Spec.Durable[e.Tag]
-		r.Dest = Destination{Repo: "memory", File: MemoryFile, Why: "tag"}
+		r.Dest = Destination{Repo: "memory", File: knowledge.MemoryFile, Why: "tag"}
 		return r
 	}
 	r.Role = rt.t.Spec.Routes[r.Tag]
@@ -167,23 +166,6 @@ func replaces(role templates.Role) bool {
 	return role == templates.RoleIntent || role == templates.RoleNext
 }
 
-var itemPrefix = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^\s*(?:[-*+] )?(?:\[[ xX]\] )?(?:\*\*[^*]+\*\*[:：]\s*)?(?:> ?)?`)
-})
-
-// normText is the whitespace-normalized form used to recognise an entry already present.
-func normText(s string) string {
-	var b strings.Builder
-	for i, l := range strings.Split(s, "\n") {
-		if i == 0 {
-			l = itemPrefix().ReplaceAllString(l, "")
-		}
-		b.WriteString(l)
-		b.WriteByte(' ')
-	}
-	return strings.Join(strings.Fields(b.String()), " ")
-}
-
 // items splits a section body into its top-level items (a bullet with its continuation
 // lines, or a paragraph line), normalized.
 func items(body []byte) []string {
@@ -191,7 +173,7 @@ func items(body []byte) []string {
 	var cur strings.Builder
 	flush := func() {
 		if cur.Len() > 0 {
-			out = append(out, normText(cur.String()))
+			out = append(out, knowledge.NormText(cur.String()))
 			cur.Reset()
 		}
 	}
@@ -243,7 +225,7 @@ func (ed *editor) present(id sections.ID, text string) bool {
 		}
 		ed.seen[id] = set
 	}
-	if !set[normText(text)] {
+	if !set[knowledge.NormText(text)] {
 		return false
 	}
 	for _, lit := range Literals(text) {
@@ -319,7 +301,7 @@ func (ed *editor) add(id sections.ID, text string, replace bool) bool {
 	if replace {
 		delete(ed.seen, id)
 	} else if set, ok := ed.seen[id]; ok {
-		set[normText(text)] = true
+		set[knowledge.NormText(text)] = true
 	}
 	return true
 }

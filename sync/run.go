@@ -9,8 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -18,6 +16,7 @@ import (
 	"github.com/ckpt-dev/ckpt/delta"
 	"github.com/ckpt-dev/ckpt/internal/failpoint"
 	"github.com/ckpt-dev/ckpt/internal/hint"
+	"github.com/ckpt-dev/ckpt/knowledge"
 	"github.com/ckpt-dev/ckpt/repo"
 	"github.com/ckpt-dev/ckpt/sections"
 	"github.com/ckpt-dev/ckpt/templates"
@@ -43,19 +42,19 @@ type Options struct {
 
 // Report says what a sync did (or, with DryRun, would do).
 type Report struct {
-	Session    string        `json:"session"`
-	Mode       string        `json:"mode"`
-	DryRun     bool          `json:"dry_run"`
-	Commit     string        `json:"commit,omitempty"`
-	Changed    bool          `json:"changed"`
-	Knowledge  string        `json:"knowledge_commit,omitempty"`
-	Entries    []EntryReport `json:"entries"`
-	Spills     []Spill       `json:"spills"`
-	Promotions []Promotion   `json:"promotions"`
-	Moved      []MovedLine   `json:"moved"`
-	Delta      delta.Report  `json:"delta"`
-	Tasks      int           `json:"tasks"`
-	Warnings   []string      `json:"warnings"`
+	Session    string                `json:"session"`
+	Mode       string                `json:"mode"`
+	DryRun     bool                  `json:"dry_run"`
+	Commit     string                `json:"commit,omitempty"`
+	Changed    bool                  `json:"changed"`
+	Knowledge  string                `json:"knowledge_commit,omitempty"`
+	Entries    []EntryReport         `json:"entries"`
+	Spills     []Spill               `json:"spills"`
+	Promotions []knowledge.Promotion `json:"promotions"`
+	Moved      []MovedLine           `json:"moved"`
+	Delta      delta.Report          `json:"delta"`
+	Tasks      int                   `json:"tasks"`
+	Warnings   []string              `json:"warnings"`
 	// Changes are the section changes of checkpoint.md, for --dry-run's diff.
 	Changes []sections.Change `json:"-"`
 	// Files are the files that changed, with their old and new bytes, for --dry-run.
@@ -118,7 +117,7 @@ func (s *Service) syncOnce(r *repo.Repo, o Options) (*Report, error) {
 	if err := s.FinishPull(r); err != nil {
 		return nil, fmt.Errorf("%s: finish the interrupted pull: %w", r.ID, err)
 	}
-	rep := &Report{Session: r.ID, Mode: o.Mode, DryRun: o.DryRun, Entries: []EntryReport{}, Spills: []Spill{}, Promotions: []Promotion{}, Moved: []MovedLine{}, Warnings: []string{}}
+	rep := &Report{Session: r.ID, Mode: o.Mode, DryRun: o.DryRun, Entries: []EntryReport{}, Spills: []Spill{}, Promotions: []knowledge.Promotion{}, Moved: []MovedLine{}, Warnings: []string{}}
 	t, err := s.LoadTemplate(r.Template())
 	if err != nil {
 		return nil, err
@@ -206,15 +205,20 @@ func (s *Service) syncOnce(r *repo.Repo, o Options) (*Report, error) {
 	}
 
 	// Full: promotion and MEMORY.md, in the knowledge repository.
-	var kp *knowledgeChange
+	var kp *knowledge.Change
 	if o.Mode == Full {
-		prov := Provenance{Session: r.ID, Commit: shortCommit(sp, head), Time: checkpoint.FormatTime(now)}
-		kp, err = s.prepareKnowledge(t, mem, doc, files, prov, o.DryRun, rep)
+		kp, err = knowledge.Prepare(s.Store, knowledge.Update{
+			Decisions: sessionDecisions(t, doc, files),
+			From:      knowledge.Provenance{Session: r.ID, Commit: shortCommit(sp, head), Time: checkpoint.FormatTime(now)},
+			Memory:    mem.doc.Render(), OldMemory: mem.old, Review: s.Config.Review(),
+		}, o.DryRun)
 		if err != nil {
 			return nil, err
 		}
-		if kp != nil {
-			defer kp.unlock()
+		defer kp.Unlock()
+		rep.Promotions = append(rep.Promotions, kp.Promotions...)
+		for _, f := range kp.Files {
+			rep.Files = append(rep.Files, FileChange{Repo: "knowledge", Name: f.Name, Old: f.Old, New: f.New})
 		}
 	}
 	if o.DryRun {
@@ -223,18 +227,18 @@ func (s *Service) syncOnce(r *repo.Repo, o Options) (*Report, error) {
 	}
 
 	// Apply: knowledge first, then the session; a session failure takes the knowledge back.
-	if kp != nil && kp.prepared.Changed() {
-		if err := kp.prepared.Apply(); err != nil {
-			kp.discard()
+	if kp.Changed() {
+		h, err := kp.Apply()
+		if err != nil {
 			return nil, err
 		}
-		rep.Knowledge = kp.prepared.Commit().String()
+		rep.Knowledge = h.String()
 	}
 	if err := failpoint.Check("sync-between-repositories"); err != nil {
-		return nil, kp.rollback(err)
+		return nil, kp.Rollback(err)
 	}
 	if err := sp.Apply(); err != nil {
-		return nil, kp.rollback(err)
+		return nil, kp.Rollback(err)
 	}
 	if sp != nil && sp.Changed() {
 		if err := res.FinishMerge(r); err != nil {
@@ -250,9 +254,7 @@ func (s *Service) syncOnce(r *repo.Repo, o Options) (*Report, error) {
 	if sp != nil {
 		rep.Commit = sp.Commit().String()
 	}
-	if kp != nil {
-		kp.repo.MaybePack()
-	}
+	kp.MaybePack()
 	if newState != ds {
 		if err := delta.SaveState(s.Store, r.ID, newState); err != nil {
 			rep.Warnings = append(rep.Warnings, "could not save the transcript offset: "+err.Error())
@@ -415,10 +417,10 @@ func tidyDirectives(t *checkpoint.Template, ed *editor, mem *memoryDoc) []MovedL
 	var moved []MovedLine
 	var toStatus []string
 	for _, it := range ed.itemsRaw(dir) {
-		n := normText(it)
+		n := knowledge.NormText(it)
 		switch {
 		case dRule().MatchString(n) && rules[n]:
-			moved = append(moved, MovedLine{Line: it, From: dir, Reason: "rule already in " + MemoryFile})
+			moved = append(moved, MovedLine{Line: it, From: dir, Reason: "rule already in " + knowledge.MemoryFile})
 		case status != "" && isStatusLine(n):
 			moved = append(moved, MovedLine{Line: it, From: dir, To: status, Reason: "status language"})
 			toStatus = append(toStatus, it)
@@ -487,7 +489,7 @@ func (s *Service) loadMemory(t *checkpoint.Template) (*memoryDoc, error) {
 			}
 		}
 	}
-	src, err := os.ReadFile(filepath.Join(s.Store.KnowledgeDir(), MemoryFile))
+	src, err := os.ReadFile(filepath.Join(s.Store.KnowledgeDir(), knowledge.MemoryFile))
 	switch {
 	case err == nil:
 		m.exists = true
@@ -500,142 +502,6 @@ func (s *Service) loadMemory(t *checkpoint.Template) (*memoryDoc, error) {
 	m.doc = sections.Parse(src, sections.Options{Level: mt.Doc.Level})
 	m.ed = newEditor(m.doc, "")
 	return m, nil
-}
-
-// knowledgeChange is a prepared commit of the knowledge repository.
-type knowledgeChange struct {
-	repo     *repo.Repo
-	prepared *repo.Prepared
-	created  bool // the repository was created by this sync
-	adopted  bool // ... in a directory that already held the user's files
-	unlock   func()
-}
-
-// rollback undoes the knowledge commit after a failure of the session's, and returns err.
-func (k *knowledgeChange) rollback(err error) error {
-	if k == nil {
-		return err
-	}
-	if uerr := k.prepared.Undo(); uerr != nil {
-		return fmt.Errorf("%w; and undoing the knowledge commit failed: %v", err, uerr)
-	}
-	k.discard()
-	return err
-}
-
-// discard removes a knowledge repository this sync created and did not keep: the whole
-// directory when the sync made it, only its .git when it held the user's files before.
-func (k *knowledgeChange) discard() {
-	switch {
-	case k == nil || !k.created || k.repo == nil:
-	case k.adopted:
-		_ = os.RemoveAll(k.repo.GitDir)
-	default:
-		_ = os.RemoveAll(k.repo.Dir)
-	}
-}
-
-// prepareKnowledge promotes the session's decisions (the checkpoint's and those spilled
-// from it, files being the session's new files) and writes MEMORY.md changes as a prepared
-// commit of the knowledge repository (nil when nothing changes). It takes the knowledge
-// lock, which the caller releases.
-func (s *Service) prepareKnowledge(t *checkpoint.Template, mem *memoryDoc, doc *sections.Document, files map[string][]byte, prov Provenance, dry bool, rep *Report) (*knowledgeChange, error) {
-	unlock, err := s.Store.Lock(repo.KnowledgeLock, true)
-	if err != nil {
-		return nil, err
-	}
-	kc := &knowledgeChange{unlock: unlock}
-	fail := func(err error) (*knowledgeChange, error) {
-		unlock()
-		return nil, err
-	}
-	kgTmpl, err := templates.Load(s.Store.Home, "knowledge")
-	if err != nil {
-		return fail(err)
-	}
-	dir := s.Store.KnowledgeDir()
-	kgSrc, err := os.ReadFile(filepath.Join(dir, KnowledgeFile))
-	oldKG := kgSrc // nil when there is none yet
-	if errors.Is(err, fs.ErrNotExist) {
-		kgSrc, err = kgTmpl.Source, nil
-	}
-	if err != nil {
-		return fail(err)
-	}
-	kg, err := ParseKnowledgeGraph(kgSrc)
-	if err != nil {
-		return fail(fmt.Errorf("%s: %w", filepath.Join(dir, KnowledgeFile), err))
-	}
-	rep.Promotions = append(rep.Promotions, kg.Promote(sessionDecisions(t, doc, files), prov, s.Config.Review())...)
-	files = map[string][]byte{KnowledgeFile: kg.Render(), MemoryFile: mem.doc.Render()}
-	changed := false
-	for name, b := range files {
-		var prev []byte
-		if name == KnowledgeFile {
-			prev = oldKG
-		} else {
-			prev = mem.old
-		}
-		if !bytes.Equal(prev, b) {
-			changed = true
-			rep.Files = append(rep.Files, FileChange{Repo: "knowledge", Name: name, Old: prev, New: b})
-		}
-	}
-	if !changed || dry {
-		if !changed {
-			unlock()
-			return nil, nil
-		}
-		return kc, nil
-	}
-	kr, err := s.Store.OpenKnowledge()
-	if errors.Is(err, repo.ErrNotFound) {
-		_, statErr := os.Stat(dir)
-		kr, _, err = s.Store.InitKnowledge(map[string][]byte{KnowledgeFile: kgTmpl.Source, MemoryFile: mem.old})
-		kc.created, kc.adopted = true, statErr == nil
-	}
-	if err != nil {
-		return fail(err)
-	}
-	kc.repo = kr
-	disk, err := kr.WorkFiles()
-	if err != nil {
-		return fail(err)
-	}
-	// Replace MEMORY.md and the graph only while they hold the bytes this sync read.
-	seen := maps.Clone(disk)
-	for name, b := range map[string][]byte{MemoryFile: mem.old, KnowledgeFile: oldKG} {
-		if kc.created {
-			break // its files are the ones this sync just wrote
-		}
-		if b == nil {
-			delete(seen, name)
-		} else {
-			seen[name] = b
-		}
-	}
-	for name, b := range files {
-		disk[name] = b
-	}
-	var news []string
-	for _, p := range rep.Promotions {
-		if p.Outcome == "new" || p.Outcome == "provenance" {
-			news = append(news, p.ID)
-		}
-	}
-	sort.Strings(news)
-	subject := "knowledge(promote): " + strings.Join(news, ", ")
-	if len(news) == 0 {
-		subject = "knowledge(memory): update " + MemoryFile
-	}
-	msg := fmt.Sprintf("%s\n\nCkpt-Session: %s\nCkpt-Checkpoint: %s\nCkpt-Trigger: full\n", subject, prov.Session, prov.Commit)
-	p, err := kr.Prepare(repo.CommitRequest{Files: disk, Message: msg, Disk: seen})
-	if err != nil {
-		kc.discard()
-		return fail(err)
-	}
-	kc.prepared = p
-	return kc, nil
 }
 
 // PendingNotes counts the entries waiting in a session's notes.md for a full sync.

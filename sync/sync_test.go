@@ -15,6 +15,7 @@ import (
 	"github.com/ckpt-dev/ckpt/internal/config"
 	"github.com/ckpt-dev/ckpt/internal/gittest"
 	"github.com/ckpt-dev/ckpt/internal/golden"
+	"github.com/ckpt-dev/ckpt/knowledge"
 	"github.com/ckpt-dev/ckpt/repo"
 	"github.com/ckpt-dev/ckpt/sections"
 )
@@ -89,8 +90,8 @@ func TestSyncGoldenSix(t *testing.T) {
 	for name, path := range map[string]string{
 		"six/checkpoint.md":      r.WorkPath(checkpoint.File),
 		"six/notes.md":           r.WorkPath(checkpoint.NotesFile),
-		"six/knowledge-graph.md": filepath.Join(ts.Store.KnowledgeDir(), KnowledgeFile),
-		"six/MEMORY.md":          filepath.Join(ts.Store.KnowledgeDir(), MemoryFile),
+		"six/knowledge-graph.md": filepath.Join(ts.Store.KnowledgeDir(), knowledge.File),
+		"six/MEMORY.md":          filepath.Join(ts.Store.KnowledgeDir(), knowledge.MemoryFile),
 	} {
 		b, err := os.ReadFile(path)
 		if err != nil {
@@ -131,7 +132,7 @@ func TestSyncGoldenEleven(t *testing.T) {
 	if err := os.MkdirAll(ts.Store.KnowledgeDir(), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(ts.Store.KnowledgeDir(), MemoryFile), corpusFile(t, "eleven/MEMORY.md"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(ts.Store.KnowledgeDir(), knowledge.MemoryFile), corpusFile(t, "eleven/MEMORY.md"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ts.clock = ts.clock.Add(10 * time.Minute)
@@ -142,8 +143,8 @@ func TestSyncGoldenEleven(t *testing.T) {
 	for name, path := range map[string]string{
 		"eleven/checkpoint.md":      r.WorkPath(checkpoint.File),
 		"eleven/notes.md":           r.WorkPath(checkpoint.NotesFile),
-		"eleven/MEMORY.md":          filepath.Join(ts.Store.KnowledgeDir(), MemoryFile),
-		"eleven/knowledge-graph.md": filepath.Join(ts.Store.KnowledgeDir(), KnowledgeFile),
+		"eleven/MEMORY.md":          filepath.Join(ts.Store.KnowledgeDir(), knowledge.MemoryFile),
+		"eleven/knowledge-graph.md": filepath.Join(ts.Store.KnowledgeDir(), knowledge.File),
 	} {
 		b, err := os.ReadFile(path)
 		if err != nil {
@@ -252,7 +253,7 @@ func TestSyncIsAllOrNothingAcrossRepositories(t *testing.T) {
 	os.WriteFile(r.WorkPath(checkpoint.NotesFile), notes, 0o644)
 	h1, _ := r.Head()
 	k1, _ := kr.Head()
-	kg1, _ := os.ReadFile(filepath.Join(kr.WorkDir, KnowledgeFile))
+	kg1, _ := os.ReadFile(filepath.Join(kr.WorkDir, knowledge.File))
 	cp1, _ := os.ReadFile(r.WorkPath(checkpoint.File))
 	t.Setenv("CKPT_FAILPOINT", "sync-between-repositories")
 	if _, err := ts.Sync(r, Options{Mode: Full}); err == nil {
@@ -260,7 +261,7 @@ func TestSyncIsAllOrNothingAcrossRepositories(t *testing.T) {
 	}
 	h2, _ := r.Head()
 	k2, _ := kr.Head()
-	kg2, _ := os.ReadFile(filepath.Join(kr.WorkDir, KnowledgeFile))
+	kg2, _ := os.ReadFile(filepath.Join(kr.WorkDir, knowledge.File))
 	cp2, _ := os.ReadFile(r.WorkPath(checkpoint.File))
 	n2, _ := os.ReadFile(r.WorkPath(checkpoint.NotesFile))
 	if h1 != h2 || k1 != k2 || !bytes.Equal(kg1, kg2) || !bytes.Equal(cp1, cp2) || !bytes.Equal(n2, notes) {
@@ -327,12 +328,12 @@ func TestSyncKeepsEveryEntry(t *testing.T) {
 					all.Write(data)
 				}
 			}
-			if mem, err := os.ReadFile(filepath.Join(ts.Store.KnowledgeDir(), MemoryFile)); err == nil {
+			if mem, err := os.ReadFile(filepath.Join(ts.Store.KnowledgeDir(), knowledge.MemoryFile)); err == nil {
 				all.Write(mem)
 			}
-			hay := normText(all.String())
+			hay := knowledge.NormText(all.String())
 			for _, text := range texts {
-				if !strings.Contains(hay, normText(strings.SplitN(text, "\n", 2)[0])) {
+				if !strings.Contains(hay, knowledge.NormText(strings.SplitN(text, "\n", 2)[0])) {
 					t.Errorf("entry lost: %q\nnotes:\n%s", text, b.String())
 				}
 				for _, lit := range Literals(text) {

@@ -7,8 +7,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/ckpt-dev/ckpt/internal/hint"
+	"github.com/ckpt-dev/ckpt/knowledge"
 	"github.com/ckpt-dev/ckpt/repo"
-	ckptsync "github.com/ckpt-dev/ckpt/sync"
 )
 
 func kgCommand(env *Env) *cli.Command {
@@ -31,15 +31,15 @@ promoted again. Every change is a commit: ckpt kg log.`,
 			},
 			{
 				Name: "accept", Usage: "accept a pending decision", ArgsUsage: "ID",
-				Action: func(c *cli.Context) error { return runKGReview(c, env, ckptsync.StateAccepted) },
+				Action: func(c *cli.Context) error { return runKGReview(c, env, knowledge.StateAccepted) },
 			},
 			{
 				Name: "reject", Usage: "reject a decision; it is never promoted again", ArgsUsage: "ID",
-				Action: func(c *cli.Context) error { return runKGReview(c, env, ckptsync.StateRejected) },
+				Action: func(c *cli.Context) error { return runKGReview(c, env, knowledge.StateRejected) },
 			},
 			{
 				Name: "reopen", Usage: "put a decision back under review", ArgsUsage: "ID",
-				Action: func(c *cli.Context) error { return runKGReview(c, env, ckptsync.StatePending) },
+				Action: func(c *cli.Context) error { return runKGReview(c, env, knowledge.StatePending) },
 			},
 			{
 				Name:   "log",
@@ -56,11 +56,11 @@ promoted again. Every change is a commit: ckpt kg log.`,
 					if err != nil {
 						return err
 					}
-					kg, err := a.svc.KnowledgeGraph()
+					kg, err := knowledge.Load(a.store)
 					if err != nil {
 						return err
 					}
-					out, err := kg.Graph(c.String("format"))
+					out, err := kg.Diagram(c.String("format"))
 					if err != nil {
 						return &exitError{exitUsage, err}
 					}
@@ -74,22 +74,22 @@ promoted again. Every change is a commit: ckpt kg log.`,
 
 func runKGList(c *cli.Context, env *Env) error {
 	state := c.String("state")
-	if state != "" && state != ckptsync.StatePending && state != ckptsync.StateAccepted && state != ckptsync.StateRejected {
+	if state != "" && state != knowledge.StatePending && state != knowledge.StateAccepted && state != knowledge.StateRejected {
 		return usageError("--state %q: want pending, accepted or rejected", state)
 	}
 	a, err := open(c, env)
 	if err != nil {
 		return err
 	}
-	kg, err := a.svc.KnowledgeGraph()
+	kg, err := knowledge.Load(a.store)
 	if err != nil {
 		return err
 	}
-	var out []*ckptsync.KGEntry
+	var out []*knowledge.Entry
 	for _, e := range kg.Entries {
 		if state == "" || e.State == state {
 			if e.Provenance == nil {
-				e.Provenance = []ckptsync.Provenance{}
+				e.Provenance = []knowledge.Provenance{}
 			}
 			if e.Supersedes == nil {
 				e.Supersedes = []string{}
@@ -99,7 +99,7 @@ func runKGList(c *cli.Context, env *Env) error {
 	}
 	if c.Bool("json") {
 		if out == nil {
-			out = []*ckptsync.KGEntry{}
+			out = []*knowledge.Entry{}
 		}
 		return printJSON(env.Stdout, out)
 	}
@@ -122,7 +122,7 @@ func runKGReview(c *cli.Context, env *Env, state string) error {
 	if err != nil {
 		return err
 	}
-	e, h, changed, err := a.svc.Review(c.Args().First(), state)
+	e, h, changed, err := knowledge.Review(a.store, c.Args().First(), state)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/ckpt-dev/ckpt/hooks"
+	"github.com/ckpt-dev/ckpt/knowledge"
 	"github.com/ckpt-dev/ckpt/sections"
 	ckptsync "github.com/ckpt-dev/ckpt/sync"
 )
@@ -55,8 +56,8 @@ func runMergeDriver(c *cli.Context, env *Env) error {
 	}
 	var result []byte
 	var conflicts []sections.Conflict
-	if name == ckptsync.KnowledgeFile {
-		if result, err = ckptsync.MergeKnowledgeGraphs(base, ours, theirs); err != nil {
+	if name == knowledge.File {
+		if result, err = knowledge.Merge(base, ours, theirs); err != nil {
 			return err
 		}
 	} else {

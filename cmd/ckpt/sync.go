@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/ckpt-dev/ckpt/checkpoint"
+	"github.com/ckpt-dev/ckpt/knowledge"
 	"github.com/ckpt-dev/ckpt/repo"
 	"github.com/ckpt-dev/ckpt/sections"
 	ckptsync "github.com/ckpt-dev/ckpt/sync"
@@ -124,7 +125,7 @@ func printSyncReport(env *Env, r *repo.Repo, rep *ckptsync.Report) {
 			}
 			key := string(e.Dest.Section)
 			if e.Dest.Repo == "memory" {
-				key = ckptsync.MemoryFile + " " + key
+				key = knowledge.MemoryFile + " " + key
 			}
 			if counts[key] == 0 {
 				order = append(order, key)
