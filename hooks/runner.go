@@ -21,17 +21,18 @@ import (
 // Runner runs the checkpoints that triggers decide: git hooks, agent hooks and cron ticks.
 // Every checkpoint it runs feeds the session's circuit breaker and leaves a receipt.
 type Runner struct {
-	Svc *ckptsync.Service
+	CP   *checkpoint.Service
+	Sync *ckptsync.Service
 	// Now is the clock of receipts and state.
 	Now func() time.Time
 }
 
-// NewRunner returns a Runner over a sync service.
-func NewRunner(svc *ckptsync.Service) *Runner {
-	return &Runner{Svc: svc, Now: svc.Store.Opts.Now}
+// NewRunner returns a Runner that syncs with sy and commits through cp.
+func NewRunner(cp *checkpoint.Service, sy *ckptsync.Service) *Runner {
+	return &Runner{CP: cp, Sync: sy, Now: cp.Store.Opts.Now}
 }
 
-func (rn *Runner) home() string { return rn.Svc.Store.Home }
+func (rn *Runner) home() string { return rn.CP.Store.Home }
 
 // Outcome is what happened to one session.
 type Outcome struct {
@@ -80,7 +81,7 @@ func (rn *Runner) checkpoint(id string, s *SessionState, action Action, reason s
 	start := time.Now()
 	commit, warnings, err := rn.sync(id, s, action, trigger)
 	out.Warnings = warnings
-	threshold := rn.Svc.Config.BreakerFailures()
+	threshold := rn.CP.Config.BreakerFailures()
 	var rej *checkpoint.RejectedError
 	switch {
 	case errors.Is(err, repo.ErrBusy):
@@ -124,7 +125,7 @@ func (rn *Runner) sync(id string, s *SessionState, action Action, trigger checkp
 	if err != nil {
 		return "", nil, err
 	}
-	r, err := rn.Svc.Store.Open(sid)
+	r, err := rn.CP.Store.Open(sid)
 	if err != nil {
 		return "", nil, err
 	}
@@ -135,7 +136,7 @@ func (rn *Runner) sync(id string, s *SessionState, action Action, trigger checkp
 	if action == ActionFull {
 		mode = ckptsync.Full
 	}
-	rep, err := rn.Svc.Sync(r, ckptsync.Options{Mode: mode, Transcript: s.Transcript, Trigger: trigger})
+	rep, err := rn.Sync.Sync(r, ckptsync.Options{Mode: mode, Transcript: s.Transcript, Trigger: trigger})
 	if err != nil {
 		return "", nil, err
 	}
@@ -153,11 +154,11 @@ func (rn *Runner) Tick() (outs []Outcome, ran bool, err error) {
 		return nil, false, err
 	}
 	defer unlock()
-	ids, err := rn.Svc.Store.SessionIDs()
+	ids, err := rn.CP.Store.SessionIDs()
 	if err != nil {
 		return nil, true, err
 	}
-	cfg := rn.Svc.Config
+	cfg := rn.CP.Config
 	st, err := LoadState(rn.home())
 	if err != nil {
 		return nil, true, err
@@ -168,7 +169,7 @@ func (rn *Runner) Tick() (outs []Outcome, ran bool, err error) {
 	for _, id := range ids {
 		s := st.Session(string(id))
 		if s.WorkDir == "" {
-			s.WorkDir = rn.Svc.Store.SessionDir(id)
+			s.WorkDir = rn.CP.Store.SessionDir(id)
 		}
 		obs, err := ObserveSession(s.WorkDir, s.Transcript)
 		if err != nil {
@@ -215,7 +216,7 @@ func (rn *Runner) PreCommit(workTree string) ([]Outcome, error) {
 		return nil, err
 	}
 	var outs []Outcome
-	cfg := rn.Svc.Config
+	cfg := rn.CP.Config
 	updated := map[string]*SessionState{}
 	for _, id := range ids {
 		s := st.Session(id)
@@ -257,7 +258,7 @@ func (rn *Runner) PrepareCommitMsg(workTree, msgFile string) error {
 		if err != nil {
 			continue
 		}
-		h, err := rn.Svc.Store.HeadOf(sid)
+		h, err := rn.CP.Store.HeadOf(sid)
 		if err != nil || h == repo.ZeroHash {
 			continue
 		}
@@ -362,12 +363,12 @@ type ClaudeResult struct {
 func (rn *Runner) Claude(event string, p ClaudePayload, tmpl, workTree string) (ClaudeResult, error) {
 	id := ClaudeSessionID(p.SessionID)
 	res := ClaudeResult{Session: string(id)}
-	r, err := rn.Svc.Store.Open(id)
+	r, err := rn.CP.Store.Open(id)
 	if errors.Is(err, repo.ErrNotFound) {
 		if err := os.MkdirAll(rn.home(), repo.DirPerm); err != nil {
 			return res, err
 		}
-		r, _, err = rn.Svc.InitSession(id, tmpl, "", map[string]string{"agent": "claude-code"})
+		r, _, err = rn.CP.InitSession(id, tmpl, "", map[string]string{"agent": "claude-code"})
 		res.Created = true
 	}
 	if err != nil {
@@ -426,7 +427,7 @@ func (rn *Runner) Reset(id string) (Breaker, error) {
 
 // FindingsOf returns the check messages of a session's checkpoint as it is on disk.
 func (rn *Runner) FindingsOf(r *repo.Repo) ([]sections.Finding, error) {
-	t, err := rn.Svc.LoadTemplate(r.Template())
+	t, err := rn.CP.LoadTemplate(r.Template())
 	if err != nil {
 		return nil, err
 	}
@@ -434,6 +435,6 @@ func (rn *Runner) FindingsOf(r *repo.Repo) ([]sections.Finding, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, fs := rn.Svc.Check(t, b, checkpoint.CheckOptions{})
+	_, fs := rn.CP.Check(t, b, checkpoint.CheckOptions{})
 	return fs, nil
 }

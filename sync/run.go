@@ -101,7 +101,7 @@ func (s *Service) Sync(r *repo.Repo, o Options) (*Report, error) {
 	if o.Trigger == "" {
 		o.Trigger = checkpoint.Trigger(o.Mode)
 	}
-	unlock, err := s.Store.Lock(r.LockName, true)
+	unlock, err := s.cp.Store.Lock(r.LockName, true)
 	if err != nil {
 		return nil, err
 	}
@@ -114,11 +114,11 @@ func (s *Service) Sync(r *repo.Repo, o Options) (*Report, error) {
 // since it read it; notes appended to notes.md meanwhile are not such a change: they stay
 // after the reset notes for the next sync.
 func (s *Service) syncOnce(r *repo.Repo, o Options) (*Report, error) {
-	if err := s.FinishPull(r); err != nil {
-		return nil, fmt.Errorf("%s: finish the interrupted pull: %w", r.ID, err)
+	if err := s.cp.Recover(r); err != nil {
+		return nil, err
 	}
 	rep := &Report{Session: r.ID, Mode: o.Mode, DryRun: o.DryRun, Entries: []EntryReport{}, Spills: []Spill{}, Promotions: []knowledge.Promotion{}, Moved: []MovedLine{}, Warnings: []string{}}
-	t, err := s.LoadTemplate(r.Template())
+	t, err := s.cp.LoadTemplate(r.Template())
 	if err != nil {
 		return nil, err
 	}
@@ -143,10 +143,10 @@ func (s *Service) syncOnce(r *repo.Repo, o Options) (*Report, error) {
 	}
 	doc := t.Parse(cp)
 	ed := newEditor(doc, t.Spec.Empty)
-	now := s.Store.Opts.Now()
+	now := s.cp.Store.Opts.Now()
 
 	// Sparse: the recovered delta.
-	ds, err := delta.LoadState(s.Store, r.ID)
+	ds, err := delta.LoadState(s.cp.Store, r.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -170,10 +170,10 @@ func (s *Service) syncOnce(r *repo.Repo, o Options) (*Report, error) {
 		for k, v := range t.Spec.Budgets {
 			budgets[k] = v
 		}
-		for k, v := range s.Config.Budgets[t.Name] {
+		for k, v := range s.cp.Config.Budgets[t.Name] {
 			budgets[k] = v
 		}
-		entries = mergeFull(t, ed, mem, files, notesTmpl, db, s.Config.Routing[t.Name], budgets, r.ID, rep)
+		entries = mergeFull(t, ed, mem, files, notesTmpl, db, s.cp.Config.Routing[t.Name], budgets, r.ID, rep)
 	}
 	files[checkpoint.File] = doc.Render()
 
@@ -194,7 +194,7 @@ func (s *Service) syncOnce(r *repo.Repo, o Options) (*Report, error) {
 	if db != nil {
 		co.TaskIDs = db.IDs()
 	}
-	sp, res, err := s.Prepare(r, checkpoint.Plan{Head: head, Old: old, Next: files, Disk: disk, Touch: names(files), Agent: disk[checkpoint.File]}, co, o.DryRun)
+	sp, res, err := s.cp.Prepare(r, checkpoint.Plan{Head: head, Old: old, Next: files, Disk: disk, Touch: names(files), Agent: disk[checkpoint.File]}, co, o.DryRun)
 	if err != nil {
 		return nil, err
 	}
@@ -207,10 +207,10 @@ func (s *Service) syncOnce(r *repo.Repo, o Options) (*Report, error) {
 	// Full: promotion and MEMORY.md, in the knowledge repository.
 	var kp *knowledge.Change
 	if o.Mode == Full {
-		kp, err = knowledge.Prepare(s.Store, knowledge.Update{
+		kp, err = knowledge.Prepare(s.cp.Store, knowledge.Update{
 			Decisions: sessionDecisions(t, doc, files),
 			From:      knowledge.Provenance{Session: r.ID, Commit: shortCommit(sp, head), Time: checkpoint.FormatTime(now)},
-			Memory:    mem.doc.Render(), OldMemory: mem.old, Review: s.Config.Review(),
+			Memory:    mem.doc.Render(), OldMemory: mem.old, Review: s.cp.Config.Review(),
 		}, o.DryRun)
 		if err != nil {
 			return nil, err
@@ -256,7 +256,7 @@ func (s *Service) syncOnce(r *repo.Repo, o Options) (*Report, error) {
 	}
 	kp.MaybePack()
 	if newState != ds {
-		if err := delta.SaveState(s.Store, r.ID, newState); err != nil {
+		if err := delta.SaveState(s.cp.Store, r.ID, newState); err != nil {
 			rep.Warnings = append(rep.Warnings, "could not save the transcript offset: "+err.Error())
 		}
 	}
@@ -317,7 +317,7 @@ func (s *Service) notesTemplate(t *checkpoint.Template) ([]byte, error) {
 	if name == "" {
 		name = "notes"
 	}
-	n, err := templates.Load(s.Store.Home, name)
+	n, err := templates.Load(s.cp.Store.Home, name)
 	if err != nil {
 		return nil, err
 	}
@@ -477,19 +477,19 @@ func (s *Service) loadMemory(t *checkpoint.Template) (*memoryDoc, error) {
 	if name == "" {
 		name = "memory-en"
 	}
-	mt, err := s.LoadTemplate(name)
+	mt, err := s.cp.LoadTemplate(name)
 	if err != nil {
 		return nil, err
 	}
 	m := &memoryDoc{specs: []templates.Spec{mt.Spec}}
 	for _, other := range []string{"memory", "memory-en"} {
 		if other != name {
-			if ot, err := templates.Load(s.Store.Home, other); err == nil {
+			if ot, err := templates.Load(s.cp.Store.Home, other); err == nil {
 				m.specs = append(m.specs, ot.Spec)
 			}
 		}
 	}
-	src, err := os.ReadFile(filepath.Join(s.Store.KnowledgeDir(), knowledge.MemoryFile))
+	src, err := os.ReadFile(filepath.Join(s.cp.Store.KnowledgeDir(), knowledge.MemoryFile))
 	switch {
 	case err == nil:
 		m.exists = true
@@ -506,7 +506,7 @@ func (s *Service) loadMemory(t *checkpoint.Template) (*memoryDoc, error) {
 
 // PendingNotes counts the entries waiting in a session's notes.md for a full sync.
 func (s *Service) PendingNotes(r *repo.Repo) (int, error) {
-	t, err := s.LoadTemplate(r.Template())
+	t, err := s.cp.LoadTemplate(r.Template())
 	if err != nil {
 		return 0, err
 	}

@@ -12,21 +12,15 @@ import (
 	"slices"
 
 	"github.com/ckpt-dev/ckpt/checkpoint"
-	"github.com/ckpt-dev/ckpt/internal/config"
-	"github.com/ckpt-dev/ckpt/repo"
 )
 
-// Service carries what every operation needs: the commit path, and through it the store and
-// its configuration.
+// Service syncs sessions; it commits through the checkpoint service it is given, and
+// reaches the store and its configuration through it.
 type Service struct {
-	*checkpoint.Service
+	cp *checkpoint.Service
 }
 
-// New returns a Service.
-func New(st *repo.Store, cfg *config.Config) *Service {
-	s := &Service{checkpoint.New(st, cfg)}
-	s.Service.FinishPull = s.FinishPull
-	return s
-}
+// New returns a Service over cp.
+func New(cp *checkpoint.Service) *Service { return &Service{cp: cp} }
 
 func names(m map[string][]byte) []string { return slices.Sorted(maps.Keys(m)) }

@@ -36,6 +36,8 @@ func corpusPath(name string) string { return filepath.Join("..", "testdata", "co
 // testService is a store in a temporary directory with a clock the test moves.
 type testService struct {
 	*Service
+	cp    *checkpoint.Service
+	Store *repo.Store
 	clock time.Time
 }
 
@@ -47,19 +49,21 @@ func newTestService(t testing.TB, cfg *config.Config) *testService {
 	opts.LockTimeout = 2 * time.Second
 	opts.Now = func() time.Time { return ts.clock }
 	opts.Author = repo.Signature{Name: "ckpt test", Email: "test@example.com"}
-	ts.Service = New(repo.NewStore(t.TempDir(), opts), cfg)
+	ts.cp = checkpoint.New(repo.NewStore(t.TempDir(), opts), cfg)
+	ts.Store = ts.cp.Store
+	ts.Service = New(ts.cp)
 	return ts
 }
 
 // session creates a session from template and writes checkpoint (and notes) into it.
 func (ts *testService) session(t testing.TB, id, template string, cp, notes []byte) *repo.Repo {
 	t.Helper()
-	r, _, err := ts.InitSession(repo.SessionID(id), template, "", nil)
+	r, _, err := ts.cp.InitSession(repo.SessionID(id), template, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cp != nil {
-		if _, err := ts.Write(r, checkpoint.File, cp, checkpoint.CommitOptions{Trigger: checkpoint.TriggerWrite}); err != nil {
+		if _, err := ts.cp.Write(r, checkpoint.File, cp, checkpoint.CommitOptions{Trigger: checkpoint.TriggerWrite}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -119,7 +123,7 @@ func TestSyncGoldenSix(t *testing.T) {
 
 func mustTemplate(t testing.TB, ts *testService, name string) *checkpoint.Template {
 	t.Helper()
-	tt, err := ts.LoadTemplate(name)
+	tt, err := ts.cp.LoadTemplate(name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/internal/config"
 	"github.com/ckpt-dev/ckpt/internal/hint"
+	"github.com/ckpt-dev/ckpt/remote"
 	"github.com/ckpt-dev/ckpt/repo"
 	ckptsync "github.com/ckpt-dev/ckpt/sync"
 	"github.com/ckpt-dev/ckpt/templates"
@@ -116,7 +117,7 @@ func exitCode(err error) int {
 		return exitRejected
 	case errors.Is(err, repo.ErrBusy):
 		return exitBusy
-	case errors.Is(err, ckptsync.ErrConflict):
+	case errors.Is(err, remote.ErrConflict):
 		return exitConflict
 	}
 	return exitFailure
@@ -230,13 +231,16 @@ func noArgs(c *cli.Context) error {
 	return nil
 }
 
-// app is what a command needs once its flags are read: the store, the config, the service.
+// app is what a command needs once its flags are read: the store, the config, and the
+// domain services over them.
 type app struct {
-	env   *Env
-	home  string
-	store *repo.Store
-	cfg   *config.Config
-	svc   *ckptsync.Service
+	env    *Env
+	home   string
+	store  *repo.Store
+	cfg    *config.Config
+	svc    *checkpoint.Service // the one path to a commit
+	sync   *ckptsync.Service
+	remote *remote.Service
 }
 
 func open(c *cli.Context, env *Env) (*app, error) {
@@ -283,7 +287,10 @@ func openHome(flag string, env *Env) (*app, error) {
 	}
 	st := repo.NewStore(home, opts)
 	warnOpenHome(env, home)
-	return &app{env: env, home: home, store: st, cfg: cfg, svc: ckptsync.New(st, cfg)}, nil
+	cp := checkpoint.New(st, cfg)
+	rm := remote.New(cp)
+	cp.FinishPull = rm.FinishPull // every commit first finishes a pull that was killed
+	return &app{env: env, home: home, store: st, cfg: cfg, svc: cp, sync: ckptsync.New(cp), remote: rm}, nil
 }
 
 // warnOpenHome says when others can write into the store: they could change any checkpoint

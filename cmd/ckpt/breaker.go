@@ -110,7 +110,7 @@ func runBreakerReset(c *cli.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	before, err := hooks.NewRunner(a.svc).Reset(r.ID)
+	before, err := hooks.NewRunner(a.svc, a.sync).Reset(r.ID)
 	if err != nil {
 		return err
 	}

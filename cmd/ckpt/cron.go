@@ -154,7 +154,7 @@ func runTick(c *cli.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	outs, ran, err := hooks.NewRunner(a.svc).Tick()
+	outs, ran, err := hooks.NewRunner(a.svc, a.sync).Tick()
 	if err != nil {
 		return err
 	}

@@ -9,8 +9,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/ckpt-dev/ckpt/checkpoint"
+	"github.com/ckpt-dev/ckpt/remote"
 	"github.com/ckpt-dev/ckpt/repo"
-	ckptsync "github.com/ckpt-dev/ckpt/sync"
 )
 
 func gcCommand(env *Env) *cli.Command {
@@ -89,7 +89,7 @@ func runGC(c *cli.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	o := ckptsync.GCOptions{SquashOptions: checkpoint.SquashOptions{Force: c.Bool("force"), DryRun: c.Bool("dry-run")}}
+	o := remote.GCOptions{SquashOptions: checkpoint.SquashOptions{Force: c.Bool("force"), DryRun: c.Bool("dry-run")}}
 	if s := c.String("squash-sparse-older-than"); s != "" {
 		age, err := parseAge(s)
 		if err != nil {
@@ -129,7 +129,7 @@ func runGC(c *cli.Context, env *Env) error {
 	}
 	var out []gcJSON
 	for _, r := range rs {
-		rep, err := a.svc.GC(r, o)
+		rep, err := a.remote.GC(r, o)
 		if err != nil {
 			return fmt.Errorf("%s: %w", r.ID, err)
 		}

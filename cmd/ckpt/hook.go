@@ -70,7 +70,7 @@ func runGitHook(c *cli.Context, env *Env) error {
 	if err != nil {
 		return a.hookFailure(err)
 	}
-	rn := hooks.NewRunner(a.svc)
+	rn := hooks.NewRunner(a.svc, a.sync)
 	switch args[0] {
 	case "pre-commit":
 		outs, err := rn.PreCommit(top)
@@ -154,7 +154,7 @@ func runClaudeHook(c *cli.Context, env *Env) error {
 	}
 	cwd, _ := os.Getwd()
 	workTree := gitTop(cwd)
-	res, err := hooks.NewRunner(a.svc).Claude(event, p, tmpl, workTree)
+	res, err := hooks.NewRunner(a.svc, a.sync).Claude(event, p, tmpl, workTree)
 	if err != nil {
 		return a.hookFailure(err)
 	}

@@ -84,7 +84,7 @@ func runInit(c *cli.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	if err := hooks.NewRunner(a.svc).Bind(r, bound, transcript); err != nil {
+	if err := hooks.NewRunner(a.svc, a.sync).Bind(r, bound, transcript); err != nil {
 		return fmt.Errorf("session %s created, but recording it for the hooks failed: %w", r.ID, err)
 	}
 	if c.Bool("json") {

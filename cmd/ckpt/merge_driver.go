@@ -8,8 +8,8 @@ import (
 
 	"github.com/ckpt-dev/ckpt/hooks"
 	"github.com/ckpt-dev/ckpt/knowledge"
+	"github.com/ckpt-dev/ckpt/remote"
 	"github.com/ckpt-dev/ckpt/sections"
-	ckptsync "github.com/ckpt-dev/ckpt/sync"
 )
 
 func mergeDriverCommand(env *Env) *cli.Command {
@@ -61,7 +61,7 @@ func runMergeDriver(c *cli.Context, env *Env) error {
 			return err
 		}
 	} else {
-		opts := sections.MergeOptions{NewestWins: ckptsync.NewestWins, OursLabel: "ours", TheirsLabel: "theirs"}
+		opts := sections.MergeOptions{NewestWins: remote.NewestWins, OursLabel: "ours", TheirsLabel: "theirs"}
 		if a, err := open(c, env); err == nil {
 			if t, err := a.svc.LoadTemplate(a.svc.GuessTemplate(ours)); err == nil {
 				opts.Level, opts.Order = t.Doc.Level, t.Order()

@@ -7,8 +7,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/ckpt-dev/ckpt/remote"
 	"github.com/ckpt-dev/ckpt/repo"
-	ckptsync "github.com/ckpt-dev/ckpt/sync"
 )
 
 func redactCommand(env *Env) *cli.Command {
@@ -91,11 +91,11 @@ func runRedact(c *cli.Context, env *Env) error {
 		}
 		rs = append(rs, r)
 	}
-	o := ckptsync.RedactOptions{Force: c.Bool("force"), DryRun: c.Bool("dry-run")}
-	reps := []*ckptsync.RedactReport{}
+	o := remote.RedactOptions{Force: c.Bool("force"), DryRun: c.Bool("dry-run")}
+	reps := []*remote.RedactReport{}
 	var failed []string
 	for _, r := range rs {
-		rep, err := a.svc.Redact(r, o)
+		rep, err := a.remote.Redact(r, o)
 		if err != nil && len(rs) == 1 {
 			return err // its own exit code: busy is 4
 		}
@@ -121,7 +121,7 @@ func runRedact(c *cli.Context, env *Env) error {
 	return nil
 }
 
-func printRedact(env *Env, rep *ckptsync.RedactReport) {
+func printRedact(env *Env, rep *remote.RedactReport) {
 	w := env.Stdout
 	switch {
 	case rep.Total() == 0:
@@ -153,7 +153,7 @@ func printRedact(env *Env, rep *ckptsync.RedactReport) {
 	}
 }
 
-func kindText(rep *ckptsync.RedactReport) string {
+func kindText(rep *remote.RedactReport) string {
 	var parts []string
 	for _, k := range strings.Split(rep.KindList(), ",") {
 		rule, n, _ := strings.Cut(k, ":")
@@ -162,7 +162,7 @@ func kindText(rep *ckptsync.RedactReport) string {
 	return strings.Join(parts, ", ")
 }
 
-func redactCmd(rep *ckptsync.RedactReport) string {
+func redactCmd(rep *remote.RedactReport) string {
 	if rep.Knowledge {
 		return "ckpt redact --knowledge"
 	}

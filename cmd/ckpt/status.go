@@ -10,8 +10,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/ckpt-dev/ckpt/hooks"
+	"github.com/ckpt-dev/ckpt/remote"
 	"github.com/ckpt-dev/ckpt/repo"
-	ckptsync "github.com/ckpt-dev/ckpt/sync"
 )
 
 func statusCommand(env *Env) *cli.Command {
@@ -37,15 +37,15 @@ type statusSession struct {
 	Breaker        breakerJSON `json:"breaker"`
 	// Secrets are possible secrets no remote has yet, in history or on disk: what would hold
 	// the session's push back.
-	Secrets []ckptsync.SecretFinding `json:"secrets,omitempty"`
+	Secrets []remote.SecretFinding `json:"secrets,omitempty"`
 }
 
 type statusJSON struct {
 	Home     string          `json:"home"`
 	Sessions []statusSession `json:"sessions"`
 	// KnowledgeSecrets are the knowledge repository's, as Secrets are a session's.
-	KnowledgeSecrets []ckptsync.SecretFinding `json:"knowledge_secrets,omitempty"`
-	Hooks            hooksReport              `json:"hooks"`
+	KnowledgeSecrets []remote.SecretFinding `json:"knowledge_secrets,omitempty"`
+	Hooks            hooksReport            `json:"hooks"`
 }
 
 func runStatus(c *cli.Context, env *Env) error {
@@ -83,16 +83,16 @@ func runStatus(c *cli.Context, env *Env) error {
 				s.AgeSeconds = int64(now.Sub(ci.When).Seconds())
 			}
 		}
-		if n, err := a.svc.PendingNotes(r); err == nil {
+		if n, err := a.sync.PendingNotes(r); err == nil {
 			s.PendingNotes = n > 0
 		}
-		if s.Secrets, err = a.svc.SecretFindings(r); err != nil {
+		if s.Secrets, err = a.remote.SecretFindings(r); err != nil {
 			fmt.Fprintf(env.Stderr, "ckpt: warning: %s: secret scan: %v\n", r.ID, err)
 		}
 		out.Sessions = append(out.Sessions, s)
 	}
 	if k, err := a.store.OpenKnowledge(); err == nil {
-		if out.KnowledgeSecrets, err = a.svc.SecretFindings(k); err != nil {
+		if out.KnowledgeSecrets, err = a.remote.SecretFindings(k); err != nil {
 			fmt.Fprintf(env.Stderr, "ckpt: warning: knowledge: secret scan: %v\n", err)
 		}
 	}
@@ -165,7 +165,7 @@ func runStatus(c *cli.Context, env *Env) error {
 }
 
 // printStatusSecrets lists a repository's findings under its status line, with the way out.
-func printStatusSecrets(w io.Writer, fs []ckptsync.SecretFinding, redact string) {
+func printStatusSecrets(w io.Writer, fs []remote.SecretFinding, redact string) {
 	if len(fs) == 0 {
 		return
 	}

@@ -70,7 +70,7 @@ func runSync(c *cli.Context, env *Env) error {
 	if c.Bool("sparse") {
 		mode = ckptsync.Sparse
 	}
-	rep, err := a.svc.Sync(r, ckptsync.Options{
+	rep, err := a.sync.Sync(r, ckptsync.Options{
 		Mode: mode, DryRun: c.Bool("dry-run"), Transcript: c.String("transcript"),
 		Logs: c.StringSlice("log"), Tasks: c.String("tasks"), AllowShrink: c.Bool("allow-shrink"),
 	})

@@ -1,4 +1,4 @@
-package sync
+package remote
 
 import (
 	"os"
@@ -67,7 +67,7 @@ func TestRedactText(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newTestService(t, &config.Config{})
-			s.Config.Secrets.Allow = tc.allow
+			s.cp.Config.Secrets.Allow = tc.allow
 			got, _ := s.redactText([]byte(tc.in))
 			if string(got) != tc.want {
 				t.Errorf("redactText(%q)\n got %q\nwant %q", tc.in, got, tc.want)
@@ -131,7 +131,7 @@ func TestRedactSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ci.Trailer("Ckpt-Trigger") != RedactTrigger || ci.Trailer("Ckpt-Redacted") != "github-token:1" || strings.Contains(ci.Message, testToken) {
+	if ci.Trailer(checkpoint.KeyTrigger) != string(checkpoint.TriggerRedact) || ci.Trailer(checkpoint.KeyRedacted) != "github-token:1" || strings.Contains(ci.Message, testToken) {
 		t.Errorf("redact commit message:\n%s", ci.Message)
 	}
 	if got := gittest.Git(t, r.Dir, "show", "HEAD~2:notes.md"); got != "# Notes\n\n- deploy with "+RedactMarker("github-token", testToken)+"\n" {
@@ -193,7 +193,7 @@ func TestSecretFindingsCache(t *testing.T) {
 		t.Fatalf("on disk: %+v", fs)
 	}
 	// Another allowlist is another scan.
-	s.Config.Secrets.Allow = []string{"rule:github-token"}
+	s.cp.Config.Secrets.Allow = []string{"rule:github-token"}
 	if fs := find(); len(fs) != 0 {
 		t.Fatalf("allowed: %+v", fs)
 	}

@@ -1,4 +1,4 @@
-package sync
+package remote
 
 import (
 	"fmt"
@@ -77,14 +77,14 @@ func pushedLongSession(b *testing.B, ts *testService, n int) (*repo.Repo, *repo.
 	r := longSession(b, ts, n)
 	remote := b.TempDir()
 	gittest.Git(b, remote, "init", "-q", "--bare")
-	if err := ts.Store.SetRemote("origin", remote); err != nil {
+	if err := ts.cp.Store.SetRemote("origin", remote); err != nil {
 		b.Fatal(err)
 	}
 	net, err := repo.NewGitNetwork("auto", nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := ts.Push(RemoteOptions{Remote: "origin", Network: net, AllowSecrets: true}); err != nil {
+	if _, err := ts.Push(Options{Remote: "origin", Network: net, AllowSecrets: true}); err != nil {
 		b.Fatal(err)
 	}
 	files, _ := r.Files(mustHeadB(b, r))
@@ -92,7 +92,7 @@ func pushedLongSession(b *testing.B, ts *testService, n int) (*repo.Repo, *repo.
 	if _, _, err := r.Commit(repo.CommitRequest{Files: files, Message: "checkpoint(full): reset notes\n"}); err != nil {
 		b.Fatal(err)
 	}
-	t, err := ts.Store.Transport()
+	t, err := ts.cp.Store.Transport()
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,10 @@
-package sync
+// Package remote moves a store's sessions and knowledge repository to and from git
+// remotes: push (with the secret gate: what would leave is scanned first and a repository
+// with findings held back), pull and clone (every incoming commit and tree checked before
+// anything is written; a session new here created, one behind fast-forwarded, one that
+// moved on both sides merged section by section), the finishing of a pull that was killed,
+// redaction of secrets out of history, and gc, which must leave alone what a remote has.
+package remote
 
 import (
 	"bytes"
@@ -20,14 +26,24 @@ import (
 	"github.com/ckpt-dev/ckpt/sections"
 )
 
+// Service moves repositories between the store and its remotes; it commits through the
+// checkpoint service it is given.
+type Service struct {
+	cp *checkpoint.Service
+}
+
+// New returns a Service over cp. Whoever builds it sets cp.FinishPull to its FinishPull, so
+// that every commit finishes a pull that was killed first.
+func New(cp *checkpoint.Service) *Service { return &Service{cp: cp} }
+
 // ErrConflict is wrapped by a pull that left conflicts in a work tree for resolution.
 var ErrConflict = errors.New("merge conflict")
 
 // ErrSecrets refuses a push that would send secrets.
 var ErrSecrets = errors.New("possible secrets in what would be pushed")
 
-// RemoteOptions say which sessions travel, and how.
-type RemoteOptions struct {
+// Options say which sessions travel, and how.
+type Options struct {
 	Remote       string   // remote name ("origin")
 	Sessions     []string // nil: all
 	AllowSecrets bool
@@ -68,7 +84,7 @@ type PushReport struct {
 // have, whole): a repository with findings is held back, unless AllowSecrets or the
 // config's allowlist lets them through, and the others are pushed all the same; the push
 // then returns ErrSecrets with the report.
-func (s *Service) Push(o RemoteOptions) (*PushReport, error) {
+func (s *Service) Push(o Options) (*PushReport, error) {
 	url, t, unlock, err := s.openTransport(o.Remote)
 	if err != nil {
 		return nil, err
@@ -175,15 +191,15 @@ func (s *Service) Push(o RemoteOptions) (*PushReport, error) {
 
 // openTransport resolves a remote's URL and locks the transport repository.
 func (s *Service) openTransport(remote string) (string, *repo.Repo, repo.Unlock, error) {
-	url, err := s.Store.RemoteURL(remote)
+	url, err := s.cp.Store.RemoteURL(remote)
 	if err != nil {
 		return "", nil, nil, err
 	}
-	t, err := s.Store.Transport()
+	t, err := s.cp.Store.Transport()
 	if err != nil {
 		return "", nil, nil, err
 	}
-	unlock, err := s.Store.Lock(t.LockName, true)
+	unlock, err := s.cp.Store.Lock(t.LockName, true)
 	if err != nil {
 		return "", nil, nil, err
 	}
@@ -208,7 +224,7 @@ func (s *Service) travellers(ids []string, withKnowledge bool) ([]*repo.Repo, er
 	var out []*repo.Repo
 	all := len(ids) == 0
 	if all {
-		sids, err := s.Store.SessionIDs()
+		sids, err := s.cp.Store.SessionIDs()
 		if err != nil {
 			return nil, err
 		}
@@ -221,14 +237,14 @@ func (s *Service) travellers(ids []string, withKnowledge bool) ([]*repo.Repo, er
 		if err != nil {
 			return nil, err
 		}
-		r, err := s.Store.Open(sid)
+		r, err := s.cp.Store.Open(sid)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, r)
 	}
 	if all && withKnowledge {
-		if k, err := s.Store.OpenKnowledge(); err == nil {
+		if k, err := s.cp.Store.OpenKnowledge(); err == nil {
 			out = append(out, k)
 		}
 	}
@@ -361,7 +377,7 @@ func (s *Service) scanOutgoing(r *repo.Repo, head repo.Hash, t *repo.Repo, have 
 		if err != nil {
 			return nil, err
 		}
-		for _, sec := range secrets.Scan([]byte(ci.Message), 0, s.Config.Secrets.Allow) {
+		for _, sec := range secrets.Scan([]byte(ci.Message), 0, s.cp.Config.Secrets.Allow) {
 			out = append(out, SecretFinding{Session: r.ID, Commit: c.String()[:12], File: CommitMessage, Line: sec.Line, Rule: sec.Rule, Secret: sec.Redacted})
 		}
 		files, err := r.FileHashes(c)
@@ -383,7 +399,7 @@ func (s *Service) scanOutgoing(r *repo.Repo, head repo.Hash, t *repo.Repo, have 
 			if err != nil {
 				return nil, err
 			}
-			found := secrets.Scan(data, 0, s.Config.Secrets.Allow)
+			found := secrets.Scan(data, 0, s.cp.Config.Secrets.Allow)
 			if len(found) == 0 {
 				continue
 			}
@@ -422,7 +438,7 @@ type PulledSession struct {
 // merged section by section into a merge commit with both parents. A true conflict leaves
 // the merged files with conflict markers in the work tree, records the pending merge
 // (MERGE_HEAD), and makes the pull return ErrConflict; `ckpt commit` finishes it.
-func (s *Service) Pull(o RemoteOptions) (*PullReport, error) {
+func (s *Service) Pull(o Options) (*PullReport, error) {
 	url, t, unlock, err := s.openTransport(o.Remote)
 	if err != nil {
 		return nil, err
@@ -496,7 +512,7 @@ func (s *Service) Pull(o RemoteOptions) (*PullReport, error) {
 		rep.Sessions = append(rep.Sessions, ps)
 	}
 	if o.Quick {
-		if err := s.Store.SyncFS(); err != nil {
+		if err := s.cp.Store.SyncFS(); err != nil {
 			return rep, err
 		}
 	}
@@ -517,21 +533,21 @@ func (s *Service) Pull(o RemoteOptions) (*PullReport, error) {
 
 // checkIncoming checks every commit the pull would bring into a repository here, and its
 // tree, before anything is written (repo.CheckHistory): one refused tree refuses the pull.
-func (s *Service) checkIncoming(t *repo.Repo, o RemoteOptions, names []string, remote map[string]repo.Hash, want map[string]bool) error {
+func (s *Service) checkIncoming(t *repo.Repo, o Options, names []string, remote map[string]repo.Hash, want map[string]bool) error {
 	for _, ref := range names {
 		rel := strings.TrimPrefix(ref, "refs/remotes/"+o.Remote+"/")
 		var local *repo.Repo
 		var err error
 		switch {
 		case rel == "knowledge" && len(want) == 0:
-			local, err = s.Store.OpenKnowledge()
+			local, err = s.cp.Store.OpenKnowledge()
 		case strings.HasPrefix(rel, "sessions/"):
 			id := strings.TrimPrefix(rel, "sessions/")
 			sid, bad := repo.ParseSessionID(id)
 			if bad != nil || (len(want) > 0 && !want[id]) {
 				continue
 			}
-			local, err = s.Store.Open(sid)
+			local, err = s.cp.Store.Open(sid)
 		default:
 			continue
 		}
@@ -563,28 +579,28 @@ func refusedIncoming(remote, rel string, err error) error {
 	return hint.New(fmt.Errorf("remote %s: %w", remote, terr), "nothing was pulled; branch %s of %s holds what ckpt never writes into a work tree (docs/remotes.md)", rel, remote)
 }
 
-func (s *Service) pullSession(t *repo.Repo, id string, theirs repo.Hash, o RemoteOptions) (PulledSession, error) {
+func (s *Service) pullSession(t *repo.Repo, id string, theirs repo.Hash, o Options) (PulledSession, error) {
 	ps := PulledSession{Session: id}
 	sid, err := repo.ParseSessionID(id)
 	if err != nil {
 		return ps, fmt.Errorf("remote session %q: %w", id, err)
 	}
-	r, err := s.Store.Open(sid)
+	r, err := s.cp.Store.Open(sid)
 	if errors.Is(err, repo.ErrNotFound) {
 		cp, err := t.ReadFile(theirs, checkpoint.File)
 		if err != nil {
 			return ps, fmt.Errorf("remote session %s: %w", id, err)
 		}
-		st := s.Store
+		st := s.cp.Store
 		if o.Quick {
 			st = st.Quick()
 		}
-		unlock, err := s.Store.Lock(string(sid), true)
+		unlock, err := s.cp.Store.Lock(string(sid), true)
 		if err != nil {
 			return ps, err
 		}
 		defer unlock()
-		if _, err := st.Materialize(sid, t, theirs, map[string]string{"template": s.GuessTemplate(cp)}); err != nil {
+		if _, err := st.Materialize(sid, t, theirs, map[string]string{"template": s.cp.GuessTemplate(cp)}); err != nil {
 			return ps, fmt.Errorf("%s: %w", id, err)
 		}
 		ps.Result, ps.Commit = "created", theirs.String()
@@ -596,16 +612,16 @@ func (s *Service) pullSession(t *repo.Repo, id string, theirs repo.Hash, o Remot
 	return s.integrate(r, t, theirs, o.Remote+"/"+id)
 }
 
-func (s *Service) pullKnowledge(t *repo.Repo, theirs repo.Hash, o RemoteOptions) (PulledSession, error) {
+func (s *Service) pullKnowledge(t *repo.Repo, theirs repo.Hash, o Options) (PulledSession, error) {
 	ps := PulledSession{Session: "knowledge"}
-	unlock, err := s.Store.Lock(repo.KnowledgeLock, true)
+	unlock, err := s.cp.Store.Lock(repo.KnowledgeLock, true)
 	if err != nil {
 		return ps, err
 	}
-	kr, err := s.Store.OpenKnowledge()
+	kr, err := s.cp.Store.OpenKnowledge()
 	if errors.Is(err, repo.ErrNotFound) {
 		defer unlock()
-		st := s.Store
+		st := s.cp.Store
 		if o.Quick {
 			st = st.Quick()
 		}
@@ -627,7 +643,7 @@ func (s *Service) pullKnowledge(t *repo.Repo, theirs repo.Hash, o RemoteOptions)
 // so that nothing on disk is lost to the merge.
 func (s *Service) integrate(r *repo.Repo, src *repo.Repo, theirs repo.Hash, label string) (PulledSession, error) {
 	ps := PulledSession{Session: r.ID}
-	unlock, err := s.Store.Lock(r.LockName, true)
+	unlock, err := s.cp.Store.Lock(r.LockName, true)
 	if err != nil {
 		return ps, err
 	}
@@ -672,7 +688,7 @@ func (s *Service) integrateOnce(r *repo.Repo, theirs repo.Hash, label string) (P
 	if err != nil {
 		return ps, err
 	}
-	if head, old, _, err = s.Autosave(r, head, old, disk, "merging "+label); err != nil {
+	if head, old, _, err = s.cp.Autosave(r, head, old, disk, "merging "+label); err != nil {
 		return ps, fmt.Errorf("%s: %w", r.ID, err)
 	}
 	if ff, err := r.IsAncestor(head, theirs); err != nil {
@@ -702,7 +718,7 @@ func (s *Service) integrateOnce(r *repo.Repo, theirs repo.Hash, label string) (P
 	if err != nil {
 		return ps, err
 	}
-	msg := fmt.Sprintf("checkpoint(merge): merge %s\n\nCkpt-Session: %s\nCkpt-Trigger: merge\n", label, r.ID)
+	msg := checkpoint.MergeMessage(r.ID, label)
 	if len(conflicts) > 0 {
 		err := notePull(r, "conflict "+theirs.String()+" "+label, func() error {
 			if err := r.WriteWorkFiles(merged, old, disk); err != nil {
@@ -721,7 +737,7 @@ func (s *Service) integrateOnce(r *repo.Repo, theirs repo.Hash, label string) (P
 		sort.Strings(ps.Files)
 		return ps, nil
 	}
-	p, _, err := s.Prepare(r, checkpoint.Plan{Head: head, Old: old, Next: merged, Disk: disk}, checkpoint.CommitOptions{Trigger: checkpoint.TriggerMerge, Message: "merge " + label, Parents: []repo.Hash{head, theirs}}, false)
+	p, _, err := s.cp.Prepare(r, checkpoint.Plan{Head: head, Old: old, Next: merged, Disk: disk}, checkpoint.CommitOptions{Trigger: checkpoint.TriggerMerge, Message: "merge " + label, Parents: []repo.Hash{head, theirs}}, false)
 	if err != nil {
 		return ps, err
 	}
@@ -946,7 +962,7 @@ func (s *Service) mergeOptions(r *repo.Repo, name string) (sections.MergeOptions
 	if tmpl == "" {
 		return o, nil
 	}
-	t, err := s.LoadTemplate(tmpl)
+	t, err := s.cp.LoadTemplate(tmpl)
 	if err != nil {
 		return o, err
 	}
@@ -957,20 +973,20 @@ func (s *Service) mergeOptions(r *repo.Repo, name string) (sections.MergeOptions
 // Clone makes an empty store a copy of a remote store: every session and the knowledge
 // repository. The remote is recorded as origin.
 func (s *Service) Clone(url string, network *repo.GitNetwork, progress func(done, total int, session string)) (*PullReport, error) {
-	if ids, err := s.Store.SessionIDs(); err != nil || len(ids) > 0 {
+	if ids, err := s.cp.Store.SessionIDs(); err != nil || len(ids) > 0 {
 		if err == nil {
-			err = fmt.Errorf("%s: not an empty store (%d sessions)", s.Store.Home, len(ids))
+			err = fmt.Errorf("%s: not an empty store (%d sessions)", s.cp.Store.Home, len(ids))
 		}
 		return nil, err
 	}
-	if err := os.MkdirAll(s.Store.Home, repo.DirPerm); err != nil {
+	if err := os.MkdirAll(s.cp.Store.Home, repo.DirPerm); err != nil {
 		return nil, err
 	}
 	// A password in the URL goes to git's credential helper, which the fetch then asks.
-	if _, err := s.Store.AddRemote("origin", url); err != nil {
+	if _, err := s.cp.Store.AddRemote("origin", url); err != nil {
 		return nil, err
 	}
-	return s.Pull(RemoteOptions{Remote: "origin", Network: network, Progress: progress, Quick: true})
+	return s.Pull(Options{Remote: "origin", Network: network, Progress: progress, Quick: true})
 }
 
 // GCOptions say what gc may rewrite and prune.
@@ -994,12 +1010,12 @@ type GCReport struct {
 // refused while a merge is pending.
 func (s *Service) GC(r *repo.Repo, o GCOptions) (GCReport, error) {
 	var rep GCReport
-	unlock, err := s.Store.Lock(r.LockName, true)
+	unlock, err := s.cp.Store.Lock(r.LockName, true)
 	if err != nil {
 		return rep, err
 	}
 	defer unlock()
-	if t, err := s.Store.Transport(); err == nil {
+	if t, err := s.cp.Store.Transport(); err == nil {
 		refs, err := t.Refs("refs/")
 		if err != nil {
 			return rep, err

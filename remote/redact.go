@@ -1,4 +1,4 @@
-package sync
+package remote
 
 import (
 	"crypto/sha256"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/internal/hint"
+	"github.com/ckpt-dev/ckpt/internal/trailer"
 	"github.com/ckpt-dev/ckpt/repo"
 	"github.com/ckpt-dev/ckpt/secrets"
 )
@@ -23,9 +24,6 @@ import (
 // the old objects are pruned, and a commit on top says which kinds were redacted. History a
 // remote has is left alone unless forced, and then the report says what the remote must
 // drop.
-
-// RedactTrigger is the Ckpt-Trigger of the commit a redaction adds.
-const RedactTrigger = "redact"
 
 // RedactMarker is the text that replaces a secret: [REDACTED:<rule>:<hash>], hash being the
 // first 8 hex digits of the value's SHA-256. One secret gets one marker wherever it was, so a
@@ -42,7 +40,7 @@ func RedactMarker(rule, value string) string {
 func (s *Service) redactText(data []byte) ([]byte, []secrets.Finding) {
 	var all []secrets.Finding
 	for range 4 {
-		found := secrets.Scan(data, 0, s.Config.Secrets.Allow)
+		found := secrets.Scan(data, 0, s.cp.Config.Secrets.Allow)
 		if len(found) == 0 {
 			break
 		}
@@ -145,7 +143,7 @@ func (r *RedactReport) KindList() string {
 // Ckpt-Redacted trailer naming the kinds and counts, never the values). History a remote
 // has (per the transport repository) is left as it is unless o.Force.
 func (s *Service) Redact(r *repo.Repo, o RedactOptions) (*RedactReport, error) {
-	unlock, err := s.Store.Lock(r.LockName, true)
+	unlock, err := s.cp.Store.Lock(r.LockName, true)
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +167,7 @@ func (s *Service) Redact(r *repo.Repo, o RedactOptions) (*RedactReport, error) {
 	// not be what loses them.
 	if !o.DryRun {
 		var auto *checkpoint.Autosave
-		if head, old, auto, err = s.Autosave(r, head, old, disk, "redacting"); err != nil {
+		if head, old, auto, err = s.cp.Autosave(r, head, old, disk, "redacting"); err != nil {
 			return nil, fmt.Errorf("%s: %w", r.ID, err)
 		}
 		if auto != nil {
@@ -295,15 +293,16 @@ func redactMessage(id string, rep *RedactReport) string {
 		rule, n, _ := strings.Cut(k, ":")
 		kinds = append(kinds, rule+" ×"+n)
 	}
-	subject := fmt.Sprintf("checkpoint(%s): redact %d possible secret(s) (%s)", RedactTrigger, rep.Total(), strings.Join(kinds, ", "))
-	var b strings.Builder
-	b.WriteString(subject + "\n\n")
-	fmt.Fprintf(&b, "Every version of every file now holds [REDACTED:<kind>:<hash>] instead;\n%d commit(s) were rewritten and the old objects pruned.\n\n", rep.Commits)
-	b.WriteString("Ckpt-Session: " + id + "\n")
-	b.WriteString("Ckpt-Trigger: " + RedactTrigger + "\n")
-	b.WriteString("Ckpt-Sections: \n")
-	b.WriteString("Ckpt-Redacted: " + rep.KindList() + "\n")
-	return b.String()
+	return checkpoint.Message{
+		Subject: checkpoint.Subject(checkpoint.TriggerRedact, fmt.Sprintf("redact %d possible secret(s) (%s)", rep.Total(), strings.Join(kinds, ", "))),
+		Body:    fmt.Sprintf("Every version of every file now holds [REDACTED:<kind>:<hash>] instead;\n%d commit(s) were rewritten and the old objects pruned.", rep.Commits),
+		Trailers: []trailer.Trailer{
+			{Key: checkpoint.KeySession, Value: id},
+			{Key: checkpoint.KeyTrigger, Value: string(checkpoint.TriggerRedact)},
+			{Key: checkpoint.KeySections, Value: ""},
+			{Key: checkpoint.KeyRedacted, Value: rep.KindList()},
+		},
+	}.String()
 }
 
 // pushedRefs returns what the transport repository says remotes have of r: its mirror
@@ -311,11 +310,11 @@ func redactMessage(id string, rep *RedactReport) string {
 // It reads a few refs, not the transport's thousands: a status calls it per session.
 func (s *Service) pushedRefs(r *repo.Repo) (map[string]repo.Hash, error) {
 	out := map[string]repo.Hash{}
-	dir := s.Store.TransportDir()
+	dir := s.cp.Store.TransportDir()
 	if _, err := os.Stat(filepath.Join(dir, "HEAD")); errors.Is(err, fs.ErrNotExist) {
 		return out, nil
 	}
-	t, err := s.Store.Transport()
+	t, err := s.cp.Store.Transport()
 	if err != nil {
 		return nil, err
 	}
@@ -325,7 +324,7 @@ func (s *Service) pushedRefs(r *repo.Repo) (map[string]repo.Hash, error) {
 			remotes[e.Name()] = true
 		}
 	}
-	if rs, err := s.Store.Remotes(); err == nil {
+	if rs, err := s.cp.Store.Remotes(); err == nil {
 		for name := range rs {
 			remotes[name] = true // its tracking refs may be in packed-refs only
 		}
@@ -384,7 +383,7 @@ func (s *Service) scanKept(r *repo.Repo, keep []repo.Hash, found func(file strin
 			if err != nil {
 				return err
 			}
-			if fs := secrets.Scan(data, 0, s.Config.Secrets.Allow); len(fs) > 0 {
+			if fs := secrets.Scan(data, 0, s.cp.Config.Secrets.Allow); len(fs) > 0 {
 				found(name, fs)
 			}
 		}
@@ -395,9 +394,9 @@ func (s *Service) scanKept(r *repo.Repo, keep []repo.Hash, found func(file strin
 // forgetSearchIndex removes the search index of r (search.indexPath): it holds the text of
 // every version, secrets included, and search rebuilds it from git when it is missing.
 func (s *Service) forgetSearchIndex(r *repo.Repo) {
-	p := filepath.Join(s.Store.StateDir(), "search", "sessions", r.ID+".idx")
+	p := filepath.Join(s.cp.Store.StateDir(), "search", "sessions", r.ID+".idx")
 	if r.LockName == repo.KnowledgeLock {
-		p = filepath.Join(s.Store.StateDir(), "search", "knowledge.idx")
+		p = filepath.Join(s.cp.Store.StateDir(), "search", "knowledge.idx")
 	}
 	_ = os.Remove(p)
 }
@@ -460,7 +459,7 @@ func (s *Service) SecretFindings(r *repo.Repo) ([]SecretFinding, error) {
 	var have []string
 	var haveHashes []repo.Hash
 	if len(pushed) > 0 {
-		if t, err = s.Store.Transport(); err != nil {
+		if t, err = s.cp.Store.Transport(); err != nil {
 			return nil, err
 		}
 		for _, ref := range sortedRefNames(pushed) {
@@ -468,7 +467,7 @@ func (s *Service) SecretFindings(r *repo.Repo) ([]SecretFinding, error) {
 			have = append(have, pushed[ref].String())
 		}
 	}
-	key := findingsKey(s.Config.Secrets.Allow)
+	key := findingsKey(s.cp.Config.Secrets.Allow)
 	cache := s.loadFindings(r)
 	var out []SecretFinding
 	switch {
@@ -499,7 +498,7 @@ func (s *Service) SecretFindings(r *repo.Repo) ([]SecretFinding, error) {
 		if committed[name] == repo.BlobHash(disk[name]) {
 			continue // scanned with history, or pushed
 		}
-		for _, sec := range secrets.Scan(disk[name], 0, s.Config.Secrets.Allow) {
+		for _, sec := range secrets.Scan(disk[name], 0, s.cp.Config.Secrets.Allow) {
 			out = append(out, SecretFinding{Session: r.ID, File: name, Section: sec.Section, Line: sec.Line, Rule: sec.Rule, Secret: sec.Redacted})
 		}
 	}
@@ -529,7 +528,7 @@ func findingsKey(allow []string) string {
 }
 
 func (s *Service) findingsPath(r *repo.Repo) string {
-	return filepath.Join(s.Store.StateDir(), "secrets", r.LockName+".json")
+	return filepath.Join(s.cp.Store.StateDir(), "secrets", r.LockName+".json")
 }
 
 // loadFindings reads the cache; a missing or damaged one is empty.
