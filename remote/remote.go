@@ -922,52 +922,59 @@ func (s *Service) mergeFiles(r *repo.Repo, base, ours, theirs map[string][]byte,
 			out[name] = t // deleted here, changed there: keep the change
 		case !tok:
 			out[name] = o
-		case name == knowledge.File:
-			kg, err := knowledge.Merge(b, o, t)
-			if err != nil {
-				return nil, nil, fmt.Errorf("%s: %w", name, err)
-			}
-			out[name] = kg
 		default:
-			opts, err := s.mergeOptions(r, name)
+			tmpl, err := s.mergeTemplate(r, name)
 			if err != nil {
 				return nil, nil, err
 			}
-			opts.TheirsLabel = label
-			res := sections.Merge3(b, o, t, opts)
-			out[name] = res.Content
-			if len(res.Conflicts) > 0 {
-				conflicts[name] = res.Conflicts
+			merged, cs, err := MergeFile(name, b, o, t, tmpl, label)
+			if err != nil {
+				return nil, nil, err
+			}
+			out[name] = merged
+			if len(cs) > 0 {
+				conflicts[name] = cs
 			}
 		}
 	}
 	return out, conflicts, nil
 }
 
-// NewestWins are the metadata lines ckpt maintains: in a merge the newest value wins, so
+// newestWins are the metadata lines ckpt maintains: in a merge the newest value wins, so
 // they never conflict.
-var NewestWins = []string{"last_updated", "session_id", "delta_since_last"}
+var newestWins = []string{"last_updated", "session_id", "delta_since_last"}
 
-// mergeOptions are the merge settings for one file: its template's heading level and
-// section order.
-func (s *Service) mergeOptions(r *repo.Repo, name string) (sections.MergeOptions, error) {
-	o := sections.MergeOptions{NewestWins: NewestWins, OursLabel: "ours"}
-	tmpl := ""
-	switch {
-	case name == checkpoint.File:
-		tmpl = r.Template()
-	case name == knowledge.MemoryFile:
-		tmpl = "memory"
+// MergeFile merges three versions of a file that both sides changed: knowledge-graph.md by
+// entry id (it never conflicts), any other file section by section, at t's heading level and
+// in its section order (t nil: the level is inferred), ckpt's metadata lines taking the
+// newest value. Conflicts stay in the result between markers labelled ours and
+// theirsLabel. It is the merge of a pull and of the git merge driver.
+func MergeFile(name string, base, ours, theirs []byte, t *checkpoint.Template, theirsLabel string) ([]byte, []sections.Conflict, error) {
+	if name == knowledge.File {
+		out, err := knowledge.Merge(base, ours, theirs)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", name, err)
+		}
+		return out, nil, nil
 	}
-	if tmpl == "" {
-		return o, nil
+	o := sections.MergeOptions{NewestWins: newestWins, OursLabel: "ours", TheirsLabel: theirsLabel}
+	if t != nil {
+		o.Level, o.Order = t.Doc.Level, t.Order()
 	}
-	t, err := s.cp.LoadTemplate(tmpl)
-	if err != nil {
-		return o, err
+	res := sections.Merge3(base, ours, theirs, o)
+	return res.Content, res.Conflicts, nil
+}
+
+// mergeTemplate is the template a session's file merges with: the session's for the
+// checkpoint, memory for MEMORY.md, none for the others.
+func (s *Service) mergeTemplate(r *repo.Repo, name string) (*checkpoint.Template, error) {
+	switch name {
+	case checkpoint.File:
+		return s.cp.LoadTemplate(r.Template())
+	case knowledge.MemoryFile:
+		return s.cp.LoadTemplate("memory")
 	}
-	o.Level, o.Order = t.Doc.Level, t.Order()
-	return o, nil
+	return nil, nil
 }
 
 // Clone makes an empty store a copy of a remote store: every session and the knowledge

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/internal/config"
 	"github.com/ckpt-dev/ckpt/internal/hint"
+	"github.com/ckpt-dev/ckpt/internal/home"
 	"github.com/ckpt-dev/ckpt/remote"
 	"github.com/ckpt-dev/ckpt/repo"
 	ckptsync "github.com/ckpt-dev/ckpt/sync"
@@ -36,12 +38,17 @@ const (
 	exitConflict = 5
 )
 
-// Env is what a command may touch of the outside world; tests replace it.
+// Env is what a command may touch of the outside world; tests replace it. Every
+// environment variable, the working directory and every PATH lookup are read through it.
 type Env struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
 	Getenv func(string) string
+	// Getwd is the working directory (os.Getwd).
+	Getwd func() (string, error)
+	// LookPath finds a program on PATH (exec.LookPath).
+	LookPath func(string) (string, error)
 	// Color is true when stdout is a terminal and NO_COLOR is unset.
 	Color bool
 	// Progress is true when stderr is a terminal: long operations show progress there.
@@ -49,10 +56,22 @@ type Env struct {
 }
 
 func stdEnv() *Env {
-	force := os.Getenv("CLICOLOR_FORCE")
-	color := (term.IsTerminal(int(os.Stdout.Fd())) || (force != "" && force != "0")) && os.Getenv("NO_COLOR") == ""
-	return &Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Color: color, Progress: term.IsTerminal(int(os.Stderr.Fd()))}
+	env := &Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Getwd: os.Getwd, LookPath: exec.LookPath}
+	force := env.Getenv("CLICOLOR_FORCE")
+	env.Color = (term.IsTerminal(int(os.Stdout.Fd())) || (force != "" && force != "0")) && env.Getenv("NO_COLOR") == ""
+	env.Progress = term.IsTerminal(int(os.Stderr.Fd()))
+	return env
 }
+
+// in returns a copy of e whose working directory is dir.
+func (e *Env) in(dir string) *Env {
+	c := *e
+	c.Getwd = func() (string, error) { return dir, nil }
+	return &c
+}
+
+// userHome is the user's home directory ($HOME), "" when unset.
+func (e *Env) userHome() string { return e.Getenv("HOME") }
 
 // exitError carries an exit code other than 1.
 type exitError struct {
@@ -249,11 +268,12 @@ func open(c *cli.Context, env *Env) (*app, error) {
 
 // openHome opens the store at home (or the one found from the current directory).
 func openHome(flag string, env *Env) (*app, error) {
-	home, err := findHome(flag, env)
+	cwd, err := env.Getwd()
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := config.Load(home)
+	dir := home.Find(flag, cwd)
+	cfg, err := config.Load(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -285,12 +305,12 @@ func openHome(flag string, env *Env) (*app, error) {
 	if e := firstNonEmpty(env.Getenv("CKPT_AUTHOR_EMAIL"), env.Getenv("GIT_AUTHOR_EMAIL")); e != "" {
 		opts.Author.Email = e
 	}
-	st := repo.NewStore(home, opts)
-	warnOpenHome(env, home)
+	st := repo.NewStore(dir, opts)
+	warnOpenHome(env, dir)
 	cp := checkpoint.New(st, cfg)
 	rm := remote.New(cp)
 	cp.FinishPull = rm.FinishPull // every commit first finishes a pull that was killed
-	return &app{env: env, home: home, store: st, cfg: cfg, svc: cp, sync: ckptsync.New(cp), remote: rm}, nil
+	return &app{env: env, home: dir, store: st, cfg: cfg, svc: cp, sync: ckptsync.New(cp), remote: rm}, nil
 }
 
 // warnOpenHome says when others can write into the store: they could change any checkpoint
@@ -310,36 +330,6 @@ func firstNonEmpty(vs ...string) string {
 		}
 	}
 	return ""
-}
-
-// findHome resolves the store: the flag (or CKPT_HOME), else the .ckpt directory we are
-// inside, else .ckpt/ at the top of the enclosing git work tree, else ./.ckpt.
-func findHome(flag string, env *Env) (string, error) {
-	if flag != "" {
-		return filepath.Abs(flag)
-	}
-	cwd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	top := ""
-	for d := cwd; ; d = filepath.Dir(d) {
-		if filepath.Base(d) == ".ckpt" {
-			return d, nil
-		}
-		if top == "" {
-			if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
-				top = d
-			}
-		}
-		if filepath.Dir(d) == d {
-			break
-		}
-	}
-	if top == "" {
-		top = cwd
-	}
-	return filepath.Join(top, ".ckpt"), nil
 }
 
 // ensureHome creates the store directory, with a .gitignore so that a store inside a git
@@ -381,6 +371,38 @@ func (a *app) session(c *cli.Context) (*repo.Repo, error) {
 	return r, err
 }
 
+// oneOrAll refuses anything but exactly one of -s ID and --all.
+func oneOrAll(c *cli.Context) error {
+	if c.Bool("all") == (c.String("session") != "") {
+		return usageError("give -s ID or --all")
+	}
+	return nil
+}
+
+// sessionsOrAll opens the session of -s, or every session with --all.
+func (a *app) sessionsOrAll(c *cli.Context) ([]*repo.Repo, error) {
+	if !c.Bool("all") {
+		r, err := a.session(c)
+		if err != nil {
+			return nil, err
+		}
+		return []*repo.Repo{r}, nil
+	}
+	ids, err := a.store.SessionIDs()
+	if err != nil {
+		return nil, err
+	}
+	rs := make([]*repo.Repo, 0, len(ids))
+	for _, id := range ids {
+		r, err := a.store.Open(id)
+		if err != nil {
+			return nil, err
+		}
+		rs = append(rs, r)
+	}
+	return rs, nil
+}
+
 // openSession opens the store and the session named by -s: what most commands start with.
 func openSession(c *cli.Context, env *Env) (*app, *repo.Repo, error) {
 	a, err := open(c, env)
@@ -403,9 +425,17 @@ func printJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// relPath shows p relative to the current directory when it is below it.
-func relPath(p string) string {
-	cwd, err := os.Getwd()
+// absIn is p made absolute against dir.
+func absIn(dir, p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(dir, p)
+}
+
+// relPath shows p relative to the working directory when it is below it.
+func (e *Env) relPath(p string) string {
+	cwd, err := e.Getwd()
 	if err != nil {
 		return p
 	}

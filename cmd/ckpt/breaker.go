@@ -32,23 +32,6 @@ the reason, fix it, then ckpt breaker reset -s ID.`,
 	}
 }
 
-type breakerJSON struct {
-	Session   string `json:"session"`
-	Open      bool   `json:"open"`
-	Failures  int    `json:"failures"`
-	Reason    string `json:"reason,omitempty"`
-	OpenedAt  string `json:"opened_at,omitempty"`
-	LastError string `json:"last_error,omitempty"`
-}
-
-func toBreakerJSON(id string, b hooks.Breaker) breakerJSON {
-	j := breakerJSON{Session: id, Open: b.Open, Failures: b.Failures, Reason: b.Reason, LastError: b.LastError}
-	if !b.OpenedAt.IsZero() {
-		j.OpenedAt = b.OpenedAt.UTC().Format(time.RFC3339)
-	}
-	return j
-}
-
 func runBreakerStatus(c *cli.Context, env *Env) error {
 	if err := noArgs(c); err != nil {
 		return err
@@ -78,13 +61,13 @@ func runBreakerStatus(c *cli.Context, env *Env) error {
 		}
 	}
 	sort.Strings(ids)
-	out := make([]breakerJSON, 0, len(ids))
+	out := make([]hooks.BreakerReport, 0, len(ids))
 	for _, id := range ids {
 		var b hooks.Breaker
 		if s := st.Sessions[id]; s != nil {
 			b = s.Breaker
 		}
-		out = append(out, toBreakerJSON(id, b))
+		out = append(out, b.Report(id))
 	}
 	if c.Bool("json") {
 		return printJSON(env.Stdout, out)

@@ -77,7 +77,7 @@ type commitJSON struct {
 // reportCommit prints the outcome of a commit: check messages, the commit made or "nothing
 // to commit", or the rejection (exit 3).
 func (a *app) reportCommit(c *cli.Context, r *repo.Repo, res checkpoint.Result, err error) error {
-	file := relPath(r.WorkPath(checkpoint.File))
+	file := a.env.relPath(r.WorkPath(checkpoint.File))
 	var rej *checkpoint.RejectedError
 	if errors.As(err, &rej) {
 		printAutosave(a.env, r, res.Autosave)

@@ -2,13 +2,12 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/ckpt-dev/ckpt/hooks"
 	"github.com/ckpt-dev/ckpt/internal/hint"
+	"github.com/ckpt-dev/ckpt/internal/home"
 	"github.com/ckpt-dev/ckpt/repo"
 	"github.com/ckpt-dev/ckpt/templates"
 )
@@ -63,18 +62,17 @@ func runInit(c *cli.Context, env *Env) error {
 	if err := a.ensureHome(); err != nil {
 		return err
 	}
-	bound := c.String("repo")
-	if bound == "" {
-		cwd, _ := os.Getwd()
-		bound = gitTop(cwd)
-	} else if bound, err = filepath.Abs(bound); err != nil {
+	cwd, err := env.Getwd()
+	if err != nil {
 		return err
+	}
+	bound := home.GitTop(cwd)
+	if c.String("repo") != "" {
+		bound = absIn(cwd, c.String("repo"))
 	}
 	transcript := c.String("transcript")
 	if transcript != "" {
-		if transcript, err = filepath.Abs(transcript); err != nil {
-			return err
-		}
+		transcript = absIn(cwd, transcript)
 	}
 	extra := map[string]string{}
 	if bound != "" {
@@ -90,6 +88,6 @@ func runInit(c *cli.Context, env *Env) error {
 	if c.Bool("json") {
 		return printJSON(env.Stdout, sessionJSON{ID: r.ID, Path: r.Dir, Worktree: r.WorkDir, Template: name, Head: h.String()})
 	}
-	fmt.Fprintf(env.Stdout, "created session %s (template %s) in %s at %s\n", r.ID, name, relPath(r.WorkDir), repo.ShortHash(h))
+	fmt.Fprintf(env.Stdout, "created session %s (template %s) in %s at %s\n", r.ID, name, env.relPath(r.WorkDir), repo.ShortHash(h))
 	return nil
 }

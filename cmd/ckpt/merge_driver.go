@@ -6,10 +6,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/hooks"
-	"github.com/ckpt-dev/ckpt/knowledge"
 	"github.com/ckpt-dev/ckpt/remote"
-	"github.com/ckpt-dev/ckpt/sections"
 )
 
 func mergeDriverCommand(env *Env) *cli.Command {
@@ -54,21 +53,14 @@ func runMergeDriver(c *cli.Context, env *Env) error {
 	if len(args) == 4 {
 		name = filepath.Base(args[3])
 	}
-	var result []byte
-	var conflicts []sections.Conflict
-	if name == knowledge.File {
-		if result, err = knowledge.Merge(base, ours, theirs); err != nil {
-			return err
-		}
-	} else {
-		opts := sections.MergeOptions{NewestWins: remote.NewestWins, OursLabel: "ours", TheirsLabel: "theirs"}
-		if a, err := open(c, env); err == nil {
-			if t, err := a.svc.LoadTemplate(a.svc.GuessTemplate(ours)); err == nil {
-				opts.Level, opts.Order = t.Doc.Level, t.Order()
-			}
-		}
-		res := sections.Merge3(base, ours, theirs, opts)
-		result, conflicts = res.Content, res.Conflicts
+	// The template, when a store is at hand: the one whose headings match best.
+	var t *checkpoint.Template
+	if a, err := open(c, env); err == nil {
+		t, _ = a.svc.LoadTemplate(a.svc.GuessTemplate(ours))
+	}
+	result, conflicts, err := remote.MergeFile(name, base, ours, theirs, t, "theirs")
+	if err != nil {
+		return err
 	}
 	if err := hooks.WriteMergeResult(args[1], result); err != nil {
 		return fmt.Errorf("merge-driver: %w", err)

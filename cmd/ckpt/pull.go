@@ -141,7 +141,7 @@ Example:
 			if c.Bool("json") {
 				return printJSON(env.Stdout, rep)
 			}
-			fmt.Fprintf(env.Stdout, "cloned %d repositories into %s\n", len(rep.Sessions), relPath(a.home))
+			fmt.Fprintf(env.Stdout, "cloned %d repositories into %s\n", len(rep.Sessions), env.relPath(a.home))
 			return nil
 		},
 	}

@@ -62,34 +62,9 @@ func runRedact(c *cli.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	var rs []*repo.Repo
-	if c.Bool("all") || c.Bool("knowledge") {
-		if c.Bool("all") {
-			ids, err := a.store.SessionIDs()
-			if err != nil {
-				return err
-			}
-			for _, id := range ids {
-				r, err := a.store.Open(id)
-				if err != nil {
-					return err
-				}
-				rs = append(rs, r)
-			}
-		}
-		k, err := a.store.OpenKnowledge()
-		switch {
-		case err == nil:
-			rs = append(rs, k)
-		case !errors.Is(err, repo.ErrNotFound) || c.Bool("knowledge"):
-			return err
-		}
-	} else {
-		r, err := a.session(c)
-		if err != nil {
-			return err
-		}
-		rs = append(rs, r)
+	rs, err := a.redactTargets(c)
+	if err != nil {
+		return err
 	}
 	o := remote.RedactOptions{Force: c.Bool("force"), DryRun: c.Bool("dry-run")}
 	reps := []*remote.RedactReport{}
@@ -119,6 +94,30 @@ func runRedact(c *cli.Context, env *Env) error {
 		return fmt.Errorf("redact failed in %s", strings.Join(failed, ", "))
 	}
 	return nil
+}
+
+// redactTargets opens the repositories redact works on: the session of -s; with --all
+// every session and the knowledge repository when there is one; with --knowledge that
+// repository, which must be there.
+func (a *app) redactTargets(c *cli.Context) ([]*repo.Repo, error) {
+	if c.String("session") != "" {
+		return a.sessionsOrAll(c)
+	}
+	var rs []*repo.Repo
+	if c.Bool("all") {
+		var err error
+		if rs, err = a.sessionsOrAll(c); err != nil {
+			return nil, err
+		}
+	}
+	k, err := a.store.OpenKnowledge()
+	switch {
+	case err == nil:
+		rs = append(rs, k)
+	case !errors.Is(err, repo.ErrNotFound) || c.Bool("knowledge"):
+		return nil, err
+	}
+	return rs, nil
 }
 
 func printRedact(env *Env, rep *remote.RedactReport) {
