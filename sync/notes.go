@@ -44,7 +44,8 @@ func parseTag(rest string) (tag string, durable bool, n int) {
 
 // writtenTag is the tag as the entry's author wrote it ("[idea] "), "" when untagged.
 func (e Entry) writtenTag() string {
-	raw, text := firstLine(e.Raw), firstLine(e.Text)
+	raw, _, _ := strings.Cut(e.Raw, "\n")
+	text, _, _ := strings.Cut(e.Text, "\n")
 	if e.Tag == "" || len(raw) < 2+len(text) {
 		return ""
 	}

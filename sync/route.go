@@ -51,7 +51,8 @@ func (rt *router) route(e Entry) Routed {
 	}
 	r := Routed{Entry: e, Tag: e.Tag}
 	why := "tag"
-	text := strings.TrimSpace(firstLine(e.Text))
+	text, _, _ := strings.Cut(e.Text, "\n")
+	text = strings.TrimSpace(text)
 	if r.Tag == "" || (rt.t.Spec.Routes[r.Tag] == "" && rt.overrides[r.Tag] == "") {
 		r.Tag, why = "", "keyword"
 		switch {
@@ -111,11 +112,6 @@ func (rt *router) catchAll() sections.ID {
 		return rt.t.Doc.Sections[n-1].ID
 	}
 	return ""
-}
-
-func firstLine(s string) string {
-	l, _, _ := strings.Cut(s, "\n")
-	return l
 }
 
 // renderEntry formats an entry for its target section: the bullet style the section uses.
