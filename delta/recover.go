@@ -91,9 +91,9 @@ func Recover(sec *sections.Section, lastUpdated string, src Sources, prev State,
 		return next, rep, nil, nil
 	}
 	since, _ := time.Parse(checkpoint.TimeFormat, lastUpdated)
-	var entries []Entry
+	var entries []entry
 	if next.Transcript != "" {
-		tr, err := ReadTranscript(next.Transcript, next.Offset, time.Time{})
+		tr, err := readTranscript(next.Transcript, next.Offset, time.Time{})
 		if err != nil {
 			warnings = append(warnings, err.Error()+"; checkpoint taken without a delta from it")
 		} else {
@@ -103,7 +103,7 @@ func Recover(sec *sections.Section, lastUpdated string, src Sources, prev State,
 		}
 	}
 	for _, l := range src.Logs {
-		es, warns, err := ReadDailyLog(l, since)
+		es, warns, err := readDailyLog(l, since)
 		if err != nil {
 			return prev, rep, warnings, err
 		}
@@ -122,6 +122,6 @@ func Recover(sec *sections.Section, lastUpdated string, src Sources, prev State,
 			}
 		}
 	}
-	*sec = UpdateSection(*sec, entries, from, now, Limit)
+	*sec = updateSection(*sec, entries, from, now, sectionLimit)
 	return next, Report{Entries: len(entries), From: checkpoint.FormatTime(from), To: checkpoint.FormatTime(now)}, warnings, nil
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/ckpt-dev/ckpt/internal/failpoint"
 	"github.com/ckpt-dev/ckpt/internal/trailer"
 	"github.com/ckpt-dev/ckpt/repo"
-	"github.com/ckpt-dev/ckpt/sections"
 	ckptsync "github.com/ckpt-dev/ckpt/sync"
 )
 
@@ -235,9 +234,6 @@ func (rn *Runner) PreCommit(workTree string) ([]Outcome, error) {
 	return outs, rn.saveSessions(updated)
 }
 
-// CheckpointTrailer is the trailer prepare-commit-msg adds: Ckpt-Checkpoint: <session>@<hash>.
-const CheckpointTrailer = "Ckpt-Checkpoint"
-
 // PrepareCommitMsg is the git prepare-commit-msg hook: it links the code commit to the
 // current checkpoint of every session bound to workTree, one trailer per session, without
 // a duplicate on amend.
@@ -297,7 +293,7 @@ func (rn *Runner) CommitMsg(msgFile string) error {
 func addTrailers(msgFile string, b []byte, values []string) error {
 	msg := string(b)
 	for _, v := range values {
-		msg = trailer.Add(msg, CheckpointTrailer, v)
+		msg = trailer.Add(msg, checkpoint.KeyCheckpoint, v)
 	}
 	if msg == string(b) {
 		return nil
@@ -423,18 +419,4 @@ func (rn *Runner) Reset(id string) (Breaker, error) {
 		return before, err
 	}
 	return before, AppendReceipt(rn.home(), Receipt{Time: rn.Now(), Session: id, Action: "breaker-reset", Result: "closed", Trigger: string(checkpoint.TriggerManual)})
-}
-
-// FindingsOf returns the check messages of a session's checkpoint as it is on disk.
-func (rn *Runner) FindingsOf(r *repo.Repo) ([]sections.Finding, error) {
-	t, err := rn.CP.LoadTemplate(r.Template())
-	if err != nil {
-		return nil, err
-	}
-	b, err := os.ReadFile(r.WorkPath(checkpoint.File))
-	if err != nil {
-		return nil, err
-	}
-	_, fs := rn.CP.Check(t, b, checkpoint.CheckOptions{})
-	return fs, nil
 }

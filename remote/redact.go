@@ -25,11 +25,11 @@ import (
 // remote has is left alone unless forced, and then the report says what the remote must
 // drop.
 
-// RedactMarker is the text that replaces a secret: [REDACTED:<rule>:<hash>], hash being the
+// redactMarker is the text that replaces a secret: [REDACTED:<rule>:<hash>], hash being the
 // first 8 hex digits of the value's SHA-256. One secret gets one marker wherever it was, so a
 // reader can tell that two places held the same value, and the owner can tell which of their
 // credentials it was by hashing it.
-func RedactMarker(rule, value string) string {
+func redactMarker(rule, value string) string {
 	sum := sha256.Sum256([]byte(value))
 	return "[REDACTED:" + rule + ":" + hex.EncodeToString(sum[:4]) + "]"
 }
@@ -53,7 +53,7 @@ func (s *Service) redactText(data []byte) ([]byte, []secrets.Finding) {
 		for _, f := range found {
 			if !seen[f.Value] {
 				seen[f.Value] = true
-				pairs = append(pairs, f.Value, RedactMarker(f.Rule, f.Value))
+				pairs = append(pairs, f.Value, redactMarker(f.Rule, f.Value))
 			}
 		}
 		data = []byte(strings.NewReplacer(pairs...).Replace(string(data)))
@@ -207,7 +207,7 @@ func (s *Service) Redact(r *repo.Repo, o RedactOptions) (*RedactReport, error) {
 			if kinds != nil {
 				kinds[f.Rule]++
 			}
-			*list = append(*list, Redacted{File: file, Line: f.Line, Rule: f.Rule, Secret: f.Redacted, Marker: RedactMarker(f.Rule, f.Value)})
+			*list = append(*list, Redacted{File: file, Line: f.Line, Rule: f.Rule, Secret: f.Redacted, Marker: redactMarker(f.Rule, f.Value)})
 		}
 	}
 	blob := func(path string, data []byte) ([]byte, error) {

@@ -23,18 +23,18 @@ var (
 var markerPattern = regexp.MustCompile(`^\[REDACTED:[a-z0-9-]+:[0-9a-f]{8}\]$`)
 
 func TestRedactMarker(t *testing.T) {
-	m := RedactMarker("github-token", testToken)
+	m := redactMarker("github-token", testToken)
 	if !markerPattern.MatchString(m) || !strings.HasPrefix(m, "[REDACTED:github-token:") {
 		t.Fatalf("marker %q", m)
 	}
 	// The first 8 hex digits of the value's SHA-256: stable across runs and machines.
-	if got := RedactMarker("generic-password", "hunter2"); got != "[REDACTED:generic-password:f52fbd32]" {
+	if got := redactMarker("generic-password", "hunter2"); got != "[REDACTED:generic-password:f52fbd32]" {
 		t.Errorf("marker of a known value = %q", got)
 	}
-	if RedactMarker("github-token", testToken) != m {
+	if redactMarker("github-token", testToken) != m {
 		t.Error("one secret, two markers")
 	}
-	if RedactMarker("github-token", testToken2) == m {
+	if redactMarker("github-token", testToken2) == m {
 		t.Error("two secrets, one marker")
 	}
 	if strings.Contains(m, testToken[4:12]) {
@@ -42,14 +42,14 @@ func TestRedactMarker(t *testing.T) {
 	}
 	// A marker is not a finding itself: redacted text scans clean.
 	for _, rule := range secrets.Rules() {
-		if fs := secrets.Scan([]byte("token = "+RedactMarker(rule.ID, testToken)+"\n"), 0, nil); len(fs) > 0 {
+		if fs := secrets.Scan([]byte("token = "+redactMarker(rule.ID, testToken)+"\n"), 0, nil); len(fs) > 0 {
 			t.Errorf("marker of %s is a finding: %+v", rule.ID, fs)
 		}
 	}
 }
 
 func TestRedactText(t *testing.T) {
-	mk := RedactMarker
+	mk := redactMarker
 	for _, tc := range []struct {
 		name, in, want string
 		allow          []string
@@ -84,7 +84,7 @@ func TestRedactText(t *testing.T) {
 // that marker: every value is replaced in one pass.
 func TestRedactTextOnePass(t *testing.T) {
 	s := newTestService(t, &config.Config{})
-	long := RedactMarker("github-token", testToken)
+	long := redactMarker("github-token", testToken)
 	hash := long[len(long)-9 : len(long)-1]
 	in := "- " + testToken + "\n- api_key=" + hash + "\n"
 	got, found := s.redactText([]byte(in))
@@ -134,7 +134,7 @@ func TestRedactSession(t *testing.T) {
 	if ci.Trailer(checkpoint.KeyTrigger) != string(checkpoint.TriggerRedact) || ci.Trailer(checkpoint.KeyRedacted) != "github-token:1" || strings.Contains(ci.Message, testToken) {
 		t.Errorf("redact commit message:\n%s", ci.Message)
 	}
-	if got := gittest.Git(t, r.Dir, "show", "HEAD~2:notes.md"); got != "# Notes\n\n- deploy with "+RedactMarker("github-token", testToken)+"\n" {
+	if got := gittest.Git(t, r.Dir, "show", "HEAD~2:notes.md"); got != "# Notes\n\n- deploy with "+redactMarker("github-token", testToken)+"\n" {
 		t.Errorf("old version: %q", got)
 	}
 	if all := gittest.Git(t, r.Dir, "cat-file", "--batch-all-objects", "--batch"); strings.Contains(all, testToken) {
@@ -222,11 +222,11 @@ func TestRedactKeepsRejectedDiskBytes(t *testing.T) {
 	if rep.Rejected == "" || rep.Total() != 2 {
 		t.Fatalf("report %+v", rep)
 	}
-	want := strings.Replace(bad, testToken2, RedactMarker("github-token", testToken2), 1)
+	want := strings.Replace(bad, testToken2, redactMarker("github-token", testToken2), 1)
 	if got, _ := os.ReadFile(r.WorkPath(checkpoint.File)); string(got) != want {
 		t.Errorf("disk:\n%s\nwant\n%s", got, want)
 	}
-	if got := gittest.Git(t, r.Dir, "show", rep.Rejected+":checkpoint.md"); !strings.Contains(got, "### 🎯 Task\n") || !strings.Contains(got, RedactMarker("github-token", testToken2)) {
+	if got := gittest.Git(t, r.Dir, "show", rep.Rejected+":checkpoint.md"); !strings.Contains(got, "### 🎯 Task\n") || !strings.Contains(got, redactMarker("github-token", testToken2)) {
 		t.Errorf("rejected write:\n%s", got)
 	}
 	if all := gittest.Git(t, r.Dir, "cat-file", "--batch-all-objects", "--batch"); strings.Contains(all, testToken) || strings.Contains(all, testToken2) {

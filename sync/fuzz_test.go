@@ -61,7 +61,7 @@ func FuzzMergeFull(f *testing.F) {
 			if rep.Entries[i].Dest.Status == "dropped" {
 				continue // Sync aborts on these: the checkpoint has no section to take them
 			}
-			for _, lit := range e.Literals() {
+			for _, lit := range e.literals() {
 				if !containsLiteral(tmpl, doc, files, mem, rep.Entries[i].Dest, lit) && !replacesEntry(tmpl, e) {
 					t.Fatalf("literal %q of entry %q lost", lit, e.Raw)
 				}
@@ -72,7 +72,7 @@ func FuzzMergeFull(f *testing.F) {
 
 // replacesEntry reports whether e went to a section that holds one value (a later entry of
 // the same kind may replace it, which a real sync reports as a lost literal and aborts).
-func replacesEntry(t *checkpoint.Template, e Entry) bool {
+func replacesEntry(t *checkpoint.Template, e note) bool {
 	r := (&router{t: t}).route(e)
 	return replaces(r.Role)
 }

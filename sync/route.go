@@ -23,9 +23,9 @@ type Destination struct {
 	Why string `json:"why"`
 }
 
-// Routed is an entry and where it goes.
-type Routed struct {
-	Entry Entry
+// routed is an entry and where it goes.
+type routed struct {
+	Entry note
 	Tag   string // the tag used for routing (from the entry, or found by a keyword rule)
 	Role  templates.Role
 	Dest  Destination
@@ -39,7 +39,7 @@ type router struct {
 }
 
 // route decides an entry's tag, role and section. It does not touch any document.
-func (rt *router) route(e Entry) Routed {
+func (rt *router) route(e note) routed {
 	if e.Tag != "" && !rt.knows(e) {
 		// An unknown tag is part of the text: the entry goes to the catch-all as written.
 		e.Text, e.Tag, e.Durable = e.writtenTag()+e.Text, "", false
@@ -47,9 +47,9 @@ func (rt *router) route(e Entry) Routed {
 		if rt.taskOwned && sec == rt.t.Section(templates.RoleTasks) {
 			sec = rt.t.Section(templates.RoleCatchAll)
 		}
-		return Routed{Entry: e, Role: roleOf(rt.t, sec), Dest: Destination{Repo: "session", File: checkpoint.File, Section: sec, Why: "catch-all"}}
+		return routed{Entry: e, Role: roleOf(rt.t, sec), Dest: Destination{Repo: "session", File: checkpoint.File, Section: sec, Why: "catch-all"}}
 	}
-	r := Routed{Entry: e, Tag: e.Tag}
+	r := routed{Entry: e, Tag: e.Tag}
 	why := "tag"
 	text, _, _ := strings.Cut(e.Text, "\n")
 	text = strings.TrimSpace(text)
@@ -97,7 +97,7 @@ func (rt *router) route(e Entry) Routed {
 
 // knows reports whether the entry's tag means something here: the template routes it, the
 // config overrides it, or, with "!", MEMORY.md takes it.
-func (rt *router) knows(e Entry) bool {
+func (rt *router) knows(e note) bool {
 	_, over := rt.overrides[e.Tag]
 	return rt.t.Spec.Routes[e.Tag] != "" || over || (e.Durable && rt.t.Spec.Durable[e.Tag] != "")
 }
@@ -224,7 +224,7 @@ func (ed *editor) present(id sections.ID, text string) bool {
 	if !set[knowledge.NormText(text)] {
 		return false
 	}
-	for _, lit := range Literals(text) {
+	for _, lit := range literals(text) {
 		if !bytes.Contains(s.Body, []byte(lit)) {
 			return false
 		}

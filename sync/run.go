@@ -157,7 +157,7 @@ func (s *Service) syncOnce(r *repo.Repo, o Options) (*Report, error) {
 
 	// Full: notes, MEMORY.md, §3, tasks, budgets.
 	var mem *memoryDoc
-	var entries []Entry
+	var entries []note
 	if o.Mode == Full {
 		if mem, err = s.loadMemory(t); err != nil {
 			return nil, err
@@ -182,7 +182,7 @@ func (s *Service) syncOnce(r *repo.Repo, o Options) (*Report, error) {
 		if rep.Entries[i].Dest.Status == "dropped" {
 			return nil, fmt.Errorf("%s:%d: no section of %s can take this entry (the checkpoint lacks %s); sync aborted, nothing written", r.WorkPath(checkpoint.NotesFile), e.Line, checkpoint.File, rep.Entries[i].Dest.Section)
 		}
-		rep.Entries[i].Literals = e.Literals()
+		rep.Entries[i].Literals = e.literals()
 		for _, lit := range rep.Entries[i].Literals {
 			if !containsLiteral(t, doc, files, mem, rep.Entries[i].Dest, lit) {
 				return nil, fmt.Errorf("%s:%d: %w: %s; sync aborted, nothing written", r.WorkPath(checkpoint.NotesFile), e.Line, ErrLiteralLost, lit)
@@ -328,8 +328,8 @@ func (s *Service) notesTemplate(t *checkpoint.Template) ([]byte, error) {
 // MEMORY.md), §3 tidied, the task tree rendered, notes.md reset to its template, sections
 // over budget spilled. It edits ed's document, mem and files in place and returns the
 // entries it read.
-func mergeFull(t *checkpoint.Template, ed *editor, mem *memoryDoc, files map[string][]byte, notesTmpl []byte, db *TaskDB, routing map[string]string, budgets map[string]int, session string, rep *Report) []Entry {
-	entries := ParseNotes(files[checkpoint.NotesFile], notesTmpl)
+func mergeFull(t *checkpoint.Template, ed *editor, mem *memoryDoc, files map[string][]byte, notesTmpl []byte, db *TaskDB, routing map[string]string, budgets map[string]int, session string, rep *Report) []note {
+	entries := parseNotes(files[checkpoint.NotesFile], notesTmpl)
 	rt := &router{t: t, overrides: routing, taskOwned: db != nil}
 	for _, e := range entries {
 		rep.Entries = append(rep.Entries, applyRouted(t, ed, mem, rt.route(e)))
@@ -339,7 +339,7 @@ func mergeFull(t *checkpoint.Template, ed *editor, mem *memoryDoc, files map[str
 	}
 	if db != nil {
 		if id := t.Section(templates.RoleTasks); id != "" {
-			ed.setContent(id, RenderTasks(db, ed.itemsRaw(id), t.Name == "six"))
+			ed.setContent(id, renderTasks(db, ed.itemsRaw(id), t.Name == "six"))
 			rep.Tasks = len(db.Tasks)
 		}
 	}
@@ -349,7 +349,7 @@ func mergeFull(t *checkpoint.Template, ed *editor, mem *memoryDoc, files map[str
 }
 
 // applyRouted puts one routed entry into its section (or MEMORY.md) unless it is there.
-func applyRouted(t *checkpoint.Template, ed *editor, mem *memoryDoc, r Routed) EntryReport {
+func applyRouted(t *checkpoint.Template, ed *editor, mem *memoryDoc, r routed) EntryReport {
 	rep := EntryReport{Line: r.Entry.Line, Tag: r.Tag, Durable: r.Entry.Durable, Text: r.Entry.Text, Dest: r.Dest, Literals: []string{}}
 	if r.Dest.Repo == "memory" && mem != nil {
 		id := mem.section(r.Role)
@@ -521,5 +521,5 @@ func (s *Service) PendingNotes(r *repo.Repo) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return len(ParseNotes(b, tmpl)), nil
+	return len(parseNotes(b, tmpl)), nil
 }

@@ -340,7 +340,7 @@ func TestSyncKeepsEveryEntry(t *testing.T) {
 				if !strings.Contains(hay, knowledge.NormText(strings.SplitN(text, "\n", 2)[0])) {
 					t.Errorf("entry lost: %q\nnotes:\n%s", text, b.String())
 				}
-				for _, lit := range Literals(text) {
+				for _, lit := range literals(text) {
 					if !bytes.Contains(all.Bytes(), []byte(lit)) {
 						t.Errorf("literal lost: %q", lit)
 					}

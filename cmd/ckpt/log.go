@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/internal/hint"
 	"github.com/ckpt-dev/ckpt/repo"
 	"github.com/ckpt-dev/ckpt/sections"
@@ -54,7 +55,7 @@ func toLogJSON(ci repo.CommitInfo) logJSON {
 		Commit:   ci.Hash.String(),
 		Short:    repo.ShortHash(ci.Hash),
 		Time:     ci.When.UTC().Format(time.RFC3339),
-		Trigger:  ci.Trailer("Ckpt-Trigger"),
+		Trigger:  ci.Trailer(checkpoint.KeyTrigger),
 		Subject:  ci.Subject,
 		Message:  ci.Message,
 		Sections: commitSections(ci),
@@ -69,7 +70,7 @@ func toLogJSON(ci repo.CommitInfo) logJSON {
 // commitSections reads the Ckpt-Sections trailer.
 func commitSections(ci repo.CommitInfo) []string {
 	out := []string{}
-	for _, s := range strings.Split(ci.Trailer("Ckpt-Sections"), ",") {
+	for _, s := range strings.Split(ci.Trailer(checkpoint.KeySections), ",") {
 		if s = strings.TrimSpace(s); s != "" {
 			out = append(out, s)
 		}

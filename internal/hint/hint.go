@@ -8,21 +8,21 @@ import (
 	"fmt"
 )
 
-// Error is an error with a hint.
-type Error struct {
-	Err  error
-	Text string
+// hinted is an error with a hint.
+type hinted struct {
+	err  error
+	hint string
 }
 
-func (e *Error) Error() string { return e.Err.Error() }
-func (e *Error) Unwrap() error { return e.Err }
+func (e *hinted) Error() string { return e.err.Error() }
+func (e *hinted) Unwrap() error { return e.err }
 
 // Hint says what to do about the error.
-func (e *Error) Hint() string { return e.Text }
+func (e *hinted) Hint() string { return e.hint }
 
 // New returns err with a hint; format and args are as for fmt.Sprintf.
 func New(err error, format string, args ...any) error {
-	return &Error{Err: err, Text: fmt.Sprintf(format, args...)}
+	return &hinted{err: err, hint: fmt.Sprintf(format, args...)}
 }
 
 // Of returns the hint of the first error in err's tree that has one (any error with a
