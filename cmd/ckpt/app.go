@@ -156,7 +156,13 @@ enclosing git work tree (else in the current directory). A command that works on
 session takes -s ID or $CKPT_SESSION.
 
 Exit codes: 0 ok (also "nothing to commit"), 1 failure, 2 usage error, 3 checkpoint
-rejected by check, 4 busy (lock timeout), 5 merge conflict left for resolution.`,
+rejected by check, 4 busy (lock timeout), 5 merge conflict left for resolution.
+
+Examples:
+  ckpt init -s alpha
+  agent-writes-checkpoint | ckpt write -s alpha
+  ckpt log -s alpha --section "Key Decisions"
+  ckpt hooks install --git --claude`,
 		Reader:                 env.Stdin,
 		Writer:                 env.Stdout,
 		ErrWriter:              env.Stderr,

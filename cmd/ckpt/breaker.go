@@ -16,15 +16,30 @@ func breakerCommand(env *Env) *cli.Command {
 		Usage: "inspect or reset the circuit breaker of a session",
 		Description: `After breaker.failures (3) checkpoints of a session fail in a row, its breaker opens:
 hooks and ticks then take sparse checkpoints only. Recovery is manual (seed 002): look at
-the reason, fix it, then ckpt breaker reset -s ID.`,
+the reason, fix it, then ckpt breaker reset -s ID.
+
+Examples:
+  ckpt breaker status
+  ckpt breaker reset -s alpha`,
 		Subcommands: []*cli.Command{
 			{
 				Name: "status", Usage: "show breakers (all sessions, or -s ID)",
+				Description: `Shows each breaker: open since when and why, or closed with its count of
+failures in a row.
+
+Examples:
+  ckpt breaker status
+  ckpt breaker status -s alpha --json`,
 				Flags:  []cli.Flag{sessionFlag(), jsonFlag()},
 				Action: func(c *cli.Context) error { return runBreakerStatus(c, env) },
 			},
 			{
 				Name: "reset", Usage: "close a session's breaker",
+				Description: `Closes the breaker and forgets its failures; hooks and ticks take full
+checkpoints again. Leaves a receipt in state/ticks.jsonl.
+
+Example:
+  ckpt breaker reset -s alpha`,
 				Flags:  []cli.Flag{sessionFlag()},
 				Action: func(c *cli.Context) error { return runBreakerReset(c, env) },
 			},

@@ -35,16 +35,32 @@ Examples:
 		Subcommands: []*cli.Command{
 			{
 				Name: "install", Usage: "add ckpt's line to your crontab (or print a systemd timer)",
+				Description: `Adds (or replaces) this store's line in your crontab; every other line stays.
+Without a crontab command, prints the line and systemd units to set up by hand.
+
+Examples:
+  ckpt cron install
+  ckpt cron install --every 1h`,
 				Flags:  []cli.Flag{&cli.DurationFlag{Name: "every", Value: defaultEvery, Usage: "how often to tick: 1m…60m dividing an hour, or whole hours"}, jsonFlag()},
 				Action: func(c *cli.Context) error { return runCronVerb(c, env, hooks.Install) },
 			},
 			{
 				Name: "uninstall", Usage: "remove ckpt's line from your crontab",
+				Description: `Removes this store's line from your crontab; every other line stays.
+
+Example:
+  ckpt cron uninstall`,
 				Flags:  []cli.Flag{jsonFlag()},
 				Action: func(c *cli.Context) error { return runCronVerb(c, env, hooks.Uninstall) },
 			},
 			{
 				Name: "tick", Usage: "take the checkpoints that are due, once",
+				Description: `What the cron line runs: for each session, the checkpoint that is due (full,
+sparse or none), one line each.
+
+Examples:
+  ckpt cron tick
+  ckpt cron tick --json`,
 				Flags:  []cli.Flag{jsonFlag()},
 				Action: func(c *cli.Context) error { return runTick(c, env) },
 			},

@@ -24,18 +24,36 @@ func hookCommand(env *Env) *cli.Command {
 		Description: `What the installed hooks call. They never fail your commit or your agent: an error is
 one line on standard error and exit 0, unless hooks.strict = true in config.toml.
 
+Examples:
   ckpt hook git pre-commit
   ckpt hook git prepare-commit-msg MSGFILE [SOURCE [SHA]]
   ckpt hook git commit-msg MSGFILE
-  ckpt hook claude PreCompact|Stop|SessionStart|SessionEnd   (hook JSON on standard input)`,
+  ckpt hook claude PreCompact < payload.json   (also Stop, SessionStart, SessionEnd)`,
 		Subcommands: []*cli.Command{
 			{
-				Name: "git", Usage: "git hook: pre-commit or prepare-commit-msg", ArgsUsage: "HOOK [ARGS…]",
+				Name: "git", Usage: "git hook: pre-commit, prepare-commit-msg or commit-msg", ArgsUsage: "HOOK [ARGS…]",
+				Description: `pre-commit takes a checkpoint of each session bound to the repository (sparse,
+full when notes are pending); prepare-commit-msg and commit-msg add a Ckpt-Checkpoint:
+<session>@<hash> trailer per session to the commit message. git runs them from the top
+of the work tree.
+
+Examples:
+  ckpt hook git pre-commit
+  ckpt hook git prepare-commit-msg .git/COMMIT_EDITMSG message
+  ckpt hook git commit-msg .git/COMMIT_EDITMSG`,
 				SkipFlagParsing: true,
 				Action:          func(c *cli.Context) error { return runGitHook(c, env) },
 			},
 			{
 				Name: "claude", Usage: "Claude Code hook", ArgsUsage: "EVENT",
+				Description: `Reads the hook's JSON on standard input. The ckpt session is the Claude Code
+session (created on first use): PreCompact takes a full checkpoint, Stop and SessionEnd
+a sparse one, SessionStart after a compaction or resume prints the checkpoint back as
+context.
+
+Examples:
+  ckpt hook claude PreCompact < payload.json
+  echo '{"session_id":"abc","source":"compact","cwd":"'"$PWD"'"}' | ckpt hook claude SessionStart`,
 				Action: func(c *cli.Context) error { return runClaudeHook(c, env) },
 			},
 		},
@@ -60,6 +78,9 @@ func runGitHook(c *cli.Context, env *Env) error {
 	args := c.Args().Slice()
 	if len(args) == 0 {
 		return usageError("hook git needs the hook name: pre-commit or prepare-commit-msg")
+	}
+	if args[0] == "--help" || args[0] == "-h" { // flags are the hook's, but not this one
+		return cli.ShowCommandHelp(c.Lineage()[1], c.Command.Name)
 	}
 	a, err := open(c, env)
 	if err != nil {

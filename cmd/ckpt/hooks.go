@@ -46,9 +46,38 @@ Examples:
   ckpt hooks status
   ckpt hooks uninstall --git`,
 		Subcommands: []*cli.Command{
-			{Name: "install", Usage: "install hooks", Flags: flags(), Action: func(c *cli.Context) error { return runHooks(c, env, hooks.Install) }},
-			{Name: "uninstall", Usage: "remove ckpt's hooks, restoring what was there", Flags: flags(), Action: func(c *cli.Context) error { return runHooks(c, env, hooks.Uninstall) }},
-			{Name: "status", Usage: "say what is installed where", Flags: flags(), Action: func(c *cli.Context) error { return runHooks(c, env, hooks.Inspect) }},
+			{
+				Name: "install", Usage: "install hooks", Flags: flags(),
+				Description: `Installs what the flags name (at least one): git hooks in --repo, Claude Code
+hooks in the --scope settings, the cron line, the merge driver. Installing again
+changes nothing.
+
+Examples:
+  ckpt hooks install --git --claude
+  ckpt hooks install --claude --scope user
+  ckpt hooks install --cron --every 30m`,
+				Action: func(c *cli.Context) error { return runHooks(c, env, hooks.Install) },
+			},
+			{
+				Name: "uninstall", Usage: "remove ckpt's hooks, restoring what was there", Flags: flags(),
+				Description: `Removes what the flags name and puts back, byte for byte, the hooks ckpt's
+had kept; every other setting stays.
+
+Examples:
+  ckpt hooks uninstall --git
+  ckpt hooks uninstall --claude --scope local`,
+				Action: func(c *cli.Context) error { return runHooks(c, env, hooks.Uninstall) },
+			},
+			{
+				Name: "status", Usage: "say what is installed where", Flags: flags(),
+				Description: `Says what is installed where; without flags, everything, in every Claude Code
+scope.
+
+Examples:
+  ckpt hooks status
+  ckpt hooks status --git --json`,
+				Action: func(c *cli.Context) error { return runHooks(c, env, hooks.Inspect) },
+			},
 		},
 	}
 }

@@ -18,11 +18,22 @@ func kgCommand(env *Env) *cli.Command {
 		Description: `A full sync promotes each session's Key Decisions to knowledge-graph.md in the knowledge
 repository (<home>/knowledge). New decisions wait under "Pending review" (unless config
 promote.review = false); accept or reject them here. A rejected decision is never
-promoted again. Every change is a commit: ckpt kg log.`,
+promoted again. Every change is a commit: ckpt kg log.
+
+Examples:
+  ckpt kg list --state pending
+  ckpt kg accept K-3f2a9c1b
+  ckpt kg graph --format dot | dot -Tsvg > decisions.svg`,
 		Subcommands: []*cli.Command{
 			{
 				Name:  "list",
 				Usage: "list decisions with their state and provenance",
+				Description: `Lists the decisions of knowledge-graph.md: id, state, text and the sessions
+they came from.
+
+Examples:
+  ckpt kg list
+  ckpt kg list --state pending --json | jq -r '.[].id'`,
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "state", Usage: "only `STATE`: pending, accepted or rejected"},
 					jsonFlag(),
@@ -31,25 +42,52 @@ promoted again. Every change is a commit: ckpt kg log.`,
 			},
 			{
 				Name: "accept", Usage: "accept a pending decision", ArgsUsage: "ID",
+				Description: `Moves the decision to Accepted and commits knowledge-graph.md. ID may be a
+unique prefix, with or without K-.
+
+Examples:
+  ckpt kg accept K-3f2a9c1b
+  ckpt kg accept 3f2a`,
 				Action: func(c *cli.Context) error { return runKGReview(c, env, knowledge.StateAccepted) },
 			},
 			{
 				Name: "reject", Usage: "reject a decision; it is never promoted again", ArgsUsage: "ID",
+				Description: `Moves the decision to Rejected and commits knowledge-graph.md; later syncs
+never promote it again.
+
+Example:
+  ckpt kg reject K-3f2a9c1b`,
 				Action: func(c *cli.Context) error { return runKGReview(c, env, knowledge.StateRejected) },
 			},
 			{
 				Name: "reopen", Usage: "put a decision back under review", ArgsUsage: "ID",
+				Description: `Moves an accepted or rejected decision back to Pending review.
+
+Example:
+  ckpt kg reopen K-3f2a9c1b`,
 				Action: func(c *cli.Context) error { return runKGReview(c, env, knowledge.StatePending) },
 			},
 			{
-				Name:   "log",
-				Usage:  "history of the knowledge repository",
+				Name:  "log",
+				Usage: "history of the knowledge repository",
+				Description: `Lists the commits of the knowledge repository, newest first: promotions,
+MEMORY.md updates and reviews.
+
+Examples:
+  ckpt kg log -n 10
+  ckpt kg log --json`,
 				Flags:  []cli.Flag{&cli.IntFlag{Name: "n", Usage: "at most `N` commits"}, jsonFlag()},
 				Action: func(c *cli.Context) error { return runKGLog(c, env) },
 			},
 			{
 				Name:  "graph",
 				Usage: "draw decisions linked to their sessions and to what they supersede",
+				Description: `Prints a Mermaid (default) or Graphviz graph of the decisions that are not
+rejected, linked to the sessions they came from and to the decisions they supersede.
+
+Examples:
+  ckpt kg graph > decisions.mmd
+  ckpt kg graph --format dot | dot -Tsvg > decisions.svg`,
 				Flags: []cli.Flag{&cli.StringFlag{Name: "format", Value: "mermaid", Usage: "mermaid or dot"}},
 				Action: func(c *cli.Context) error {
 					a, err := open(c, env)

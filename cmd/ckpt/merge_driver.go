@@ -20,7 +20,11 @@ func mergeDriverCommand(env *Env) *cli.Command {
 writes the result to OURS, exits 0 when clean and 1 when conflicts were left (between
 markers, inside their section). knowledge-graph.md merges by entry id and never
 conflicts. Register it with ckpt hooks install --merge-driver, which writes
-.gitattributes and the merge.ckpt.driver setting ("` + "ckpt merge-driver %O %A %B %P" + `").`,
+.gitattributes and the merge.ckpt.driver setting ("` + "ckpt merge-driver %O %A %B %P" + `").
+
+Examples:
+  ckpt hooks install --merge-driver
+  ckpt merge-driver base.md checkpoint.md theirs.md checkpoint.md`,
 		Action: func(c *cli.Context) error { return runMergeDriver(c, env) },
 	}
 }

@@ -26,10 +26,20 @@ Examples:
 		Subcommands: []*cli.Command{
 			{
 				Name: "add", Usage: "add or change a remote", ArgsUsage: "NAME URL",
+				Description: `Records URL as remote NAME; a password in the URL goes to git's credential
+helper, not to the store.
+
+Examples:
+  ckpt remote add origin git@github.com:me/agent-memory.git
+  ckpt remote add backup /srv/ckpt.git`,
 				Action: func(c *cli.Context) error { return runRemoteAdd(c, env) },
 			},
 			{
 				Name: "remove", Usage: "forget a remote", ArgsUsage: "NAME",
+				Description: `Forgets remote NAME; the remote repository itself is left alone.
+
+Example:
+  ckpt remote remove backup`,
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 1 {
 						return usageError("remote remove takes NAME")
@@ -46,6 +56,11 @@ Examples:
 			},
 			{
 				Name: "list", Usage: "list remotes", Flags: []cli.Flag{jsonFlag()},
+				Description: `Lists the remotes, passwords in URLs masked.
+
+Examples:
+  ckpt remote list
+  ckpt remote list --json`,
 				Action: func(c *cli.Context) error { return runRemoteList(c, env) },
 			},
 		},

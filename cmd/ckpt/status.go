@@ -18,7 +18,11 @@ func statusCommand(env *Env) *cli.Command {
 		Description: `For each session: the age of its last checkpoint, whether notes.md has entries waiting
 for a full sync, its breaker, and the possible secrets no remote has yet (in history or
 on disk: what would hold its push back); then whether the git hooks (of the current repository),
-Claude Code hooks and cron are installed, and whether ckpt is on PATH.`,
+Claude Code hooks and cron are installed, and whether ckpt is on PATH.
+
+Examples:
+  ckpt status
+  ckpt status --json | jq '.sessions[] | select(.pending_notes) | .id'`,
 		Flags:  []cli.Flag{jsonFlag()},
 		Action: func(c *cli.Context) error { return runStatus(c, env) },
 	}
