@@ -434,7 +434,7 @@ func TestSecretRedacted(t *testing.T) {
 	}
 }
 
-func TestCheck(t *testing.T) {
+func TestSecretCheck(t *testing.T) {
 	src := fill(t, "checkpoint.md", fakeSecrets())
 	doc := sections.Parse(src, sections.Options{})
 	secrets := Scan(src, 0, nil)
@@ -487,7 +487,7 @@ func TestSecretRules(t *testing.T) {
 	}
 }
 
-func FuzzScan(f *testing.F) {
+func FuzzScanSecrets(f *testing.F) {
 	fakes := fakeSecrets()
 	for _, name := range []string{"checkpoint.md", "clean.md"} {
 		f.Add(fill(f, name, fakes), 0)
