@@ -26,6 +26,10 @@ type CommitOptions struct {
 	Verbatim bool
 	// AllowShrink lets the checkpoint lose more entries than the shrink guard allows.
 	AllowShrink bool
+	// Mode is the sync mode (sparse or full) that made the commit, "" for others; when the
+	// trigger does not already say it (hook, cron), it becomes the Ckpt-Mode trailer, so a
+	// full checkpoint a hook took before a compaction is recognisable in history.
+	Mode string
 }
 
 // Result is what a commit did.
@@ -360,7 +364,7 @@ func (s *Service) Prepare(r *repo.Repo, cp Plan, o CommitOptions, dry bool) (*re
 		return nil, res, nil
 	}
 	p, err := r.Prepare(repo.CommitRequest{
-		Files: next, Message: commitMessage(r.ID, o.Trigger, res.Subject, res.Sections, res.Files),
+		Files: next, Message: commitMessage(r.ID, o.Trigger, o.Mode, res.Subject, res.Sections, res.Files),
 		Parents: o.Parents, Force: o.Parents != nil,
 		Disk: cp.Disk, Touch: cp.Touch, Appendable: []string{NotesFile},
 	})

@@ -47,6 +47,7 @@ func ParseTrigger(s string) (Trigger, error) {
 const (
 	KeySession    = "Ckpt-Session"    // the session id
 	KeyTrigger    = "Ckpt-Trigger"    // a Trigger
+	KeyMode       = "Ckpt-Mode"       // sparse or full: a hook's or cron's sync, which the trigger does not say
 	KeySections   = "Ckpt-Sections"   // ids of the checkpoint sections that changed, comma separated
 	KeyFiles      = "Ckpt-Files"      // the files that changed, when not only checkpoint.md
 	KeyCheckpoint = "Ckpt-Checkpoint" // <session>@<hash>: a code commit's, or a promotion's, checkpoint
@@ -79,12 +80,14 @@ func Subject(t Trigger, what string) string {
 	return fmt.Sprintf("checkpoint(%s): %s", t, what)
 }
 
-// commitMessage is the message of a checkpoint commit: its sections, and its files unless
-// only the checkpoint changed.
-func commitMessage(id string, t Trigger, subject string, secs []sections.ID, files []string) string {
-	m := Message{Subject: subject, Trailers: []trailer.Trailer{
-		{Key: KeySession, Value: id}, {Key: KeyTrigger, Value: string(t)}, {Key: KeySections, Value: joinIDs(secs)},
-	}}
+// commitMessage is the message of a checkpoint commit: the sync mode when the trigger does
+// not say it, its sections, and its files unless only the checkpoint changed.
+func commitMessage(id string, t Trigger, mode, subject string, secs []sections.ID, files []string) string {
+	m := Message{Subject: subject, Trailers: []trailer.Trailer{{Key: KeySession, Value: id}, {Key: KeyTrigger, Value: string(t)}}}
+	if mode != "" && mode != string(t) { // a hook's or cron's sync: say which it was
+		m.Trailers = append(m.Trailers, trailer.Trailer{Key: KeyMode, Value: mode})
+	}
+	m.Trailers = append(m.Trailers, trailer.Trailer{Key: KeySections, Value: joinIDs(secs)})
 	if len(files) > 0 && !(len(files) == 1 && files[0] == File) {
 		m.Trailers = append(m.Trailers, trailer.Trailer{Key: KeyFiles, Value: strings.Join(files, ",")})
 	}

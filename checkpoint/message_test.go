@@ -13,10 +13,12 @@ func TestMessages(t *testing.T) {
 	tests := []struct {
 		name, got, want string
 	}{
-		{"checkpoint", commitMessage("alpha", TriggerWrite, "checkpoint(write): update Current Task", []sections.ID{"🎯", "📡"}, []string{File}),
+		{"checkpoint", commitMessage("alpha", TriggerWrite, "", "checkpoint(write): update Current Task", []sections.ID{"🎯", "📡"}, []string{File}),
 			"checkpoint(write): update Current Task\n\nCkpt-Session: alpha\nCkpt-Trigger: write\nCkpt-Sections: 🎯,📡\n"},
-		{"checkpoint with files", commitMessage("alpha", TriggerFull, "checkpoint(full): x", nil, []string{File, NotesFile}),
+		{"checkpoint with files", commitMessage("alpha", TriggerFull, "full", "checkpoint(full): x", nil, []string{File, NotesFile}),
 			"checkpoint(full): x\n\nCkpt-Session: alpha\nCkpt-Trigger: full\nCkpt-Sections: \nCkpt-Files: checkpoint.md,notes.md\n"},
+		{"a hook's full sync", commitMessage("alpha", TriggerHook, "full", "checkpoint(hook): x", []sections.ID{"§1"}, nil),
+			"checkpoint(hook): x\n\nCkpt-Session: alpha\nCkpt-Trigger: hook\nCkpt-Mode: full\nCkpt-Sections: §1\n"},
 		{"rejected", rejectMessage("alpha", TriggerHook, []sections.Finding{{Line: 3, Severity: sections.Error, Message: "heading changed"}, {Line: 9, Severity: sections.Warning, Message: "w"}}),
 			"rejected(hook): checkpoint failed check\n\ncheckpoint.md:3: error: heading changed\ncheckpoint.md:9: warning: w\n\nCkpt-Session: alpha\nCkpt-Trigger: hook\n"},
 		{"merge", MergeMessage("alpha", "origin/alpha"),
@@ -32,7 +34,7 @@ func TestMessages(t *testing.T) {
 			}
 		})
 	}
-	msg := commitMessage("alpha", TriggerWrite, "s", []sections.ID{"§1"}, nil)
+	msg := commitMessage("alpha", TriggerWrite, "", "s", []sections.ID{"§1"}, nil)
 	if ts := trailer.Parse(msg); trailer.Value(ts, KeyTrigger) != "write" || trailer.Value(ts, KeySections) != "§1" || trailer.Value(ts, KeySession) != "alpha" {
 		t.Errorf("trailers of %q: %v", msg, ts)
 	}

@@ -26,7 +26,7 @@ func history(t *testing.T, triggers ...Trigger) (*repo.Repo, []repo.Hash) {
 	for i, tr := range triggers {
 		clock = clock.Add(time.Minute)
 		files := map[string][]byte{File: fmt.Appendf(nil, "version %d\n", i)}
-		msg := commitMessage("a", tr, Subject(tr, fmt.Sprint("update ", i)), nil, nil)
+		msg := commitMessage("a", tr, "", Subject(tr, fmt.Sprint("update ", i)), nil, nil)
 		msg = strings.Replace(msg, KeySections+": \n", fmt.Sprintf("%s: s%d\n", KeySections, i), 1)
 		var h repo.Hash
 		var err error

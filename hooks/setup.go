@@ -18,11 +18,11 @@ const (
 	Inspect   Verb = "status"
 )
 
-// Setup says which hooks Apply handles, and where they live. With none of Git, Claude,
-// Cron and MergeDriver set, Apply inspects them all and reports what it cannot read as
+// Setup says which hooks Apply handles, and where they live (MCP: ckpt mcp registered in
+// the project's .mcp.json). With none of Git, Claude, MCP, Cron and MergeDriver set, Apply inspects them all and reports what it cannot read as
 // not installed.
 type Setup struct {
-	Git, Claude, Cron, MergeDriver bool
+	Git, Claude, MCP, Cron, MergeDriver bool
 	// RepoDir is the git repository of the git hooks and the merge driver; the Claude Code
 	// project is the top of its work tree.
 	RepoDir string
@@ -39,6 +39,7 @@ type Report struct {
 	Ckpt        string              `json:"ckpt"` // the ckpt on PATH, "" if none
 	Git         []GitHookStatus     `json:"git,omitempty"`
 	Claude      map[string][]string `json:"claude,omitempty"` // settings file -> events
+	MCP         map[string]bool     `json:"mcp,omitempty"`    // .mcp.json -> ckpt registered
 	Cron        *CronStatus         `json:"cron,omitempty"`
 	MergeDriver *MergeDriverStatus  `json:"merge_driver,omitempty"`
 }
@@ -46,7 +47,7 @@ type Report struct {
 // Apply installs, removes or inspects the hooks s names, and reports the state of each
 // afterwards.
 func Apply(verb Verb, s Setup) (Report, error) {
-	all := !s.Git && !s.Claude && !s.Cron && !s.MergeDriver
+	all := !s.Git && !s.Claude && !s.MCP && !s.Cron && !s.MergeDriver
 	// Inspecting everything, a hook that cannot be read is reported as not installed.
 	lenient := func(err error) error {
 		if all && verb == Inspect {
@@ -73,6 +74,23 @@ func Apply(verb Verb, s Setup) (Report, error) {
 		if rep.Claude, err = applyClaude(verb, s); err != nil {
 			return rep, err
 		}
+	}
+	if all || s.MCP {
+		path := ClaudeMCPPath(ProjectDir(s.RepoDir))
+		switch verb {
+		case Install:
+			_, err = InstallClaudeMCP(path)
+		case Uninstall:
+			_, err = UninstallClaudeMCP(path)
+		}
+		if err != nil {
+			return rep, err
+		}
+		ok, err := StatusClaudeMCP(path)
+		if lenient(err) != nil {
+			return rep, err
+		}
+		rep.MCP = map[string]bool{path: ok}
 	}
 	if all || s.Cron {
 		if rep.Cron, err = ApplyCron(verb, s.Crontab); lenient(err) != nil {

@@ -206,7 +206,7 @@ func (s *Service) syncOnce(r *repo.Repo, o Options) (*Report, error) {
 		}
 	}
 
-	co := checkpoint.CommitOptions{Trigger: o.Trigger, AllowShrink: o.AllowShrink}
+	co := checkpoint.CommitOptions{Trigger: o.Trigger, AllowShrink: o.AllowShrink, Mode: o.Mode}
 	if db != nil {
 		co.TaskIDs = db.IDs()
 	}

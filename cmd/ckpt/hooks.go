@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/ckpt-dev/ckpt/hooks"
+	"github.com/ckpt-dev/ckpt/internal/hint"
 )
 
 func hooksCommand(env *Env) *cli.Command {
@@ -14,6 +15,7 @@ func hooksCommand(env *Env) *cli.Command {
 		return []cli.Flag{
 			&cli.BoolFlag{Name: "git", Usage: "git pre-commit, prepare-commit-msg and commit-msg hooks"},
 			&cli.BoolFlag{Name: "claude", Usage: "Claude Code hooks (PreCompact, Stop, SessionStart, SessionEnd)"},
+			&cli.BoolFlag{Name: "mcp", Usage: "register ckpt mcp with Claude Code in the project's .mcp.json"},
 			&cli.BoolFlag{Name: "cron", Usage: "a crontab line that runs ckpt cron tick"},
 			&cli.BoolFlag{Name: "merge-driver", Usage: "the section-aware merge driver for checkpoint files in this repository"},
 			&cli.StringFlag{Name: "repo", Usage: "the git repository `DIR` (default: the current directory)"},
@@ -37,12 +39,18 @@ user), keeping every other key and hook: PreCompact → full checkpoint, Stop an
 SessionEnd → sparse, SessionStart after a compaction or resume → the checkpoint comes
 back as context.
 
+--mcp registers ckpt mcp (the agent recalls its history: ckpt mcp --help) as a stdio
+server named "ckpt" in the project's .mcp.json, which Claude Code reads and which is
+meant to be committed; uninstall removes only that entry. For your user scope instead:
+claude mcp add --scope user ckpt -- ckpt mcp.
+
 --cron adds one crontab line running ckpt cron tick --every 15m (without crontab, prints
 the line and a systemd timer). --merge-driver registers ckpt merge-driver for checkpoint
 files kept in this repository (.gitattributes and git config).
 
 Examples:
   ckpt hooks install --git --claude
+  ckpt hooks install --claude --mcp
   ckpt hooks status
   ckpt hooks uninstall --git`,
 		Subcommands: []*cli.Command{
@@ -86,11 +94,14 @@ func runHooks(c *cli.Context, env *Env, verb hooks.Verb) error {
 	if err := noArgs(c); err != nil {
 		return err
 	}
-	s := hooks.Setup{Git: c.Bool("git"), Claude: c.Bool("claude"), Cron: c.Bool("cron"), MergeDriver: c.Bool("merge-driver"),
+	s := hooks.Setup{Git: c.Bool("git"), Claude: c.Bool("claude"), MCP: c.Bool("mcp"), Cron: c.Bool("cron"), MergeDriver: c.Bool("merge-driver"),
 		RepoDir: c.String("repo"), Scopes: []string{c.String("scope")}, UserHome: env.userHome()}
-	all := !s.Git && !s.Claude && !s.Cron && !s.MergeDriver
+	all := !s.Git && !s.Claude && !s.MCP && !s.Cron && !s.MergeDriver
 	if all && verb != hooks.Inspect {
-		return usageError("say what to %s: --git, --claude, --cron or --merge-driver", verb)
+		return usageError("say what to %s: --git, --claude, --mcp, --cron or --merge-driver", verb)
+	}
+	if s.MCP && c.IsSet("scope") && c.String("scope") != "project" {
+		return hint.New(usageError("--mcp registers the server in the project's .mcp.json only"), "for your user scope run: claude mcp add --scope %s ckpt -- ckpt mcp", c.String("scope"))
 	}
 	if (all || s.Claude) && !slices.Contains(hooks.ClaudeScopes, c.String("scope")) {
 		return usageError("--scope %q: want project, local or user", c.String("scope"))
@@ -148,6 +159,13 @@ func printHooks(env *Env, rep hooks.Report) {
 			state = fmt.Sprint(events)
 		}
 		fmt.Fprintf(w, "claude  %s: %s\n", env.relPath(path), state)
+	}
+	for path, ok := range rep.MCP {
+		state := "ckpt not registered"
+		if ok {
+			state = "ckpt registered (ckpt mcp)"
+		}
+		fmt.Fprintf(w, "mcp     %s: %s\n", env.relPath(path), state)
 	}
 	if cs := rep.Cron; cs != nil {
 		fmt.Fprint(w, cs.Units)
