@@ -89,22 +89,7 @@ Examples:
   ckpt kg graph > decisions.mmd
   ckpt kg graph --format dot | dot -Tsvg > decisions.svg`,
 				Flags: []cli.Flag{&cli.StringFlag{Name: "format", Value: "mermaid", Usage: "mermaid or dot"}},
-				Action: func(c *cli.Context) error {
-					a, err := open(c, env)
-					if err != nil {
-						return err
-					}
-					kg, err := knowledge.Load(a.store)
-					if err != nil {
-						return err
-					}
-					out, err := kg.Diagram(c.String("format"))
-					if err != nil {
-						return &exitError{exitUsage, err}
-					}
-					fmt.Fprint(env.Stdout, out)
-					return nil
-				},
+				Action: func(c *cli.Context) error { return runKGGraph(c, env) },
 			},
 		},
 	}
@@ -205,5 +190,22 @@ func runKGLog(c *cli.Context, env *Env) error {
 	for _, j := range commits {
 		fmt.Fprintf(env.Stdout, "%s %s  %s\n", j.Short, j.Time, j.Subject)
 	}
+	return nil
+}
+
+func runKGGraph(c *cli.Context, env *Env) error {
+	a, err := open(c, env)
+	if err != nil {
+		return err
+	}
+	kg, err := knowledge.Load(a.store)
+	if err != nil {
+		return err
+	}
+	out, err := kg.Diagram(c.String("format"))
+	if err != nil {
+		return &exitError{exitUsage, err}
+	}
+	fmt.Fprint(env.Stdout, out)
 	return nil
 }
