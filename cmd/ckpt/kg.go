@@ -88,7 +88,7 @@ rejected, linked to the sessions they came from and to the decisions they supers
 Examples:
   ckpt kg graph > decisions.mmd
   ckpt kg graph --format dot | dot -Tsvg > decisions.svg`,
-				Flags: []cli.Flag{&cli.StringFlag{Name: "format", Value: "mermaid", Usage: "mermaid or dot"}},
+				Flags:  []cli.Flag{&cli.StringFlag{Name: "format", Value: "mermaid", Usage: "mermaid or dot"}},
 				Action: func(c *cli.Context) error { return runKGGraph(c, env) },
 			},
 		},
