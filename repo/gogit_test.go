@@ -64,8 +64,8 @@ func gitObjects(t *testing.T, dir string) map[Hash]*plumbing.MemoryObject {
 }
 
 // TestGitAndGoGitReadTheSameRepository writes a session the ways ckpt writes one (commits,
-// a merge commit, a rejected write, a squash by gc, an automatic pack, a copy through the
-// transport into a clone), then reads each repository with the real git (fsck --full
+// a merge commit, a rejected write, main rewritten as gc's squash does, a pack, a copy
+// through the transport into a clone), then reads each repository with the real git (fsck --full
 // --strict, rev-list, cat-file, log) and with go-git on its own (PlainOpen, not ckpt's
 // storage), and compares: the same objects with the same bytes, the same history. Every
 // commit and tree decoded by go-git and encoded again gives its bytes back: go-git's
@@ -105,8 +105,16 @@ func TestGitAndGoGitReadTheSameRepository(t *testing.T) {
 	if _, _, err := r.Reject(map[string][]byte{"checkpoint.md": []byte("rejected <bytes>\n")}, "rejected write\n"); err != nil {
 		t.Fatal(err)
 	}
-	if rep, err := r.Squash(SquashOptions{OlderThan: st.Opts.Now()}); err != nil || len(rep.Runs) == 0 {
-		t.Fatalf("squash: %+v, %v", rep, err)
+	// gc's squash: the second to the fifth commit become one, the rest get new parents.
+	before, after, err := r.RewriteMain("test: squash", func(chain []CommitInfo) (int, []Recommit, error) {
+		out := []Recommit{{From: chain[4].Hash, Message: "checkpoint(sparse): 4 squashed\n\nCkpt-Squashed: 4\n"}}
+		for _, c := range chain[5:] {
+			out = append(out, Recommit{From: c.Hash, Message: c.Message})
+		}
+		return 1, out, nil
+	})
+	if err != nil || before == after {
+		t.Fatalf("rewrite main: %s -> %s, %v", before, after, err)
 	}
 	if loose, _ := r.looseObjects(); len(loose) == 0 || len(packNames(r.GitDir)) == 0 {
 		t.Fatalf("%d loose objects, packs %v: want both", len(loose), packNames(r.GitDir))

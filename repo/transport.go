@@ -19,6 +19,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/plumbing/storer"
+
+	"github.com/ckpt-dev/ckpt/internal/hint"
 )
 
 // The transport repository (<home>/state/transport.git) is what travels: a bare repository
@@ -111,7 +113,7 @@ func (st *Store) RemoteURL(name string) (string, error) {
 	}
 	u, ok := rs[name]
 	if !ok {
-		return "", fmt.Errorf("%s: %w\nhint: ckpt remote add %s URL", name, ErrNoRemote, name)
+		return "", hint.New(fmt.Errorf("%s: %w", name, ErrNoRemote), "ckpt remote add %s URL", name)
 	}
 	return u, nil
 }
@@ -645,7 +647,7 @@ func (n *GitNetwork) Push(t *Repo, url string, refspecs []string) error {
 	if n.Git != "" {
 		err := n.run(t, append([]string{"push", "--porcelain", url}, refspecs...))
 		if err != nil && (strings.Contains(err.Error(), "[rejected]") || strings.Contains(err.Error(), "non-fast-forward") || strings.Contains(err.Error(), "fetch first")) {
-			return fmt.Errorf("%w\nhint: ckpt pull first, then push again", ErrRejectedPush)
+			return hint.New(ErrRejectedPush, "ckpt pull first, then push again")
 		}
 		return err
 	}
@@ -659,7 +661,7 @@ func (n *GitNetwork) Push(t *Repo, url string, refspecs []string) error {
 		return nil
 	}
 	if err != nil && strings.Contains(err.Error(), "non-fast-forward") {
-		return fmt.Errorf("%w\nhint: ckpt pull first, then push again", ErrRejectedPush)
+		return hint.New(ErrRejectedPush, "ckpt pull first, then push again")
 	}
 	return err
 }
