@@ -26,10 +26,10 @@ import (
 //     directory a rename renames into (and that directory's parent when the rename had to
 //     create it) is fsynced by the next syncDirs, which the writer calls before anything
 //     names what it wrote (objectStore.sync, writePack, initGitDir). go-git writes a loose
-//     object to a temporary file and renames it into objects/xx/, so once a commit's
-//     objects are synced they are on disk, names and bytes. The directories are synced
-//     together rather than after each rename because on ext4 every directory fsync is a
-//     journal commit: three objects, one commit instead of three.
+//     object to a temporary file, closes it and renames it into objects/xx/, so once a
+//     commit's objects are synced they are on disk, names and bytes. The directories are
+//     synced together rather than after each rename because on ext4 every directory fsync
+//     is a journal commit: three objects, one commit instead of three.
 //   - Directories are created 0700 and files 0600 (less the umask), as the rest of the
 //     store; files under objects/ are created read-only (0444), as git creates them, so go-git
 //     never needs to chmod them.
@@ -51,7 +51,9 @@ type gitFS struct {
 // nextObject says which object the next loose-object temporary file is for. go-git makes
 // that file in objects/pack and renames it into objects/xx; made in objects/xx instead (as
 // git makes it), the rename stays within one directory, which costs less, and the fan-out
-// directory exists before the rename needs it.
+// directory exists before the rename needs it. It is only a hint: a temporary file made
+// elsewhere (by a second writer sharing this gitFS) is renamed to the right place all the
+// same.
 func (g *gitFS) nextObject(h plumbing.Hash) {
 	g.mu.Lock()
 	g.objectDir = filepath.Join("objects", h.String()[:2])
