@@ -14,7 +14,6 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
@@ -22,7 +21,7 @@ import (
 // with the refs, packed-refs and reflogs that named the old commits moved to the new ones,
 // and the objects only the old history reached pruned, so that what was replaced is in no
 // object of the repository afterwards. New objects are encoded by go-git
-// (object.Tree.Encode, object.Commit.Encode) into its storer.
+// (object.Tree.Encode, object.Commit.Encode) into its storer (objects.go).
 
 // RewriteOptions say how RewriteHistory maps history.
 type RewriteOptions struct {
@@ -59,9 +58,8 @@ type Rewrite struct {
 	// Kept counts the commits RewriteOptions.Keep protected.
 	Kept int
 
-	r       *Repo
-	o       RewriteOptions
-	written []Hash // loose objects written, to fsync
+	r *Repo
+	o RewriteOptions
 }
 
 // New returns the commit that replaces h (h itself when it did not change).
@@ -139,7 +137,7 @@ func (r *Repo) RewriteHistory(o RewriteOptions) (*Rewrite, error) {
 		}
 		nc := &object.Commit{Author: c.Author, Committer: c.Committer, MergeTag: c.MergeTag, Message: msg,
 			TreeHash: tree, ParentHashes: parents, Encoding: c.Encoding, ExtraHeaders: c.ExtraHeaders}
-		obj := g.storage.NewEncodedObject()
+		obj := &plumbing.MemoryObject{}
 		if err := nc.Encode(obj); err != nil {
 			return nil, fmt.Errorf("encode commit: %w", err)
 		}
@@ -154,8 +152,8 @@ func (r *Repo) RewriteHistory(o RewriteOptions) (*Rewrite, error) {
 			rw.Refs = append(rw.Refs, RefMove{n, refs[n], nh})
 		}
 	}
-	if !o.DryRun && r.store.Opts.Fsync {
-		if err := rw.syncWritten(); err != nil {
+	if !o.DryRun {
+		if err := r.objects().sync(); err != nil { // durable before Finish moves a ref
 			return nil, err
 		}
 	}
@@ -196,7 +194,7 @@ func (rw *Rewrite) tree(h Hash, dir string, trees map[Hash]Hash) (Hash, error) {
 		trees[h] = h
 		return h, nil
 	}
-	obj := g.storage.NewEncodedObject()
+	obj := &plumbing.MemoryObject{}
 	if err := (&object.Tree{Entries: entries}).Encode(obj); err != nil {
 		return ZeroHash, fmt.Errorf("encode tree: %w", err)
 	}
@@ -228,20 +226,7 @@ func (rw *Rewrite) blob(h Hash, path string) (Hash, error) {
 		rw.Blobs[h] = h
 		return h, nil
 	}
-	obj := g.storage.NewEncodedObject()
-	obj.SetType(plumbing.BlobObject)
-	obj.SetSize(int64(len(out)))
-	w, err := obj.Writer()
-	if err != nil {
-		return ZeroHash, err
-	}
-	if _, err := w.Write(out); err != nil {
-		return ZeroHash, err
-	}
-	if err := w.Close(); err != nil {
-		return ZeroHash, err
-	}
-	nh, err := rw.store(obj)
+	nh, err := rw.store(blobObject(out))
 	if err != nil {
 		return ZeroHash, err
 	}
@@ -250,44 +235,12 @@ func (rw *Rewrite) blob(h Hash, path string) (Hash, error) {
 }
 
 // store writes obj through go-git's storer (nothing in a dry run) and returns its hash.
-func (rw *Rewrite) store(obj plumbing.EncodedObject) (Hash, error) {
+// The gitFS under the storer makes it durable before any ref can name it.
+func (rw *Rewrite) store(obj *plumbing.MemoryObject) (Hash, error) {
 	if rw.o.DryRun {
 		return obj.Hash(), nil
 	}
-	h, err := rw.r.reader().storage.SetEncodedObject(obj)
-	if err != nil {
-		return ZeroHash, fmt.Errorf("write object: %w", err)
-	}
-	rw.written = append(rw.written, h)
-	return h, nil
-}
-
-// syncWritten makes the loose objects go-git wrote durable before any ref names them.
-func (rw *Rewrite) syncWritten() error {
-	dirs := map[string]bool{}
-	for _, h := range rw.written {
-		x := h.String()
-		p := filepath.Join(rw.r.GitDir, "objects", x[:2], x[2:])
-		f, err := os.Open(p)
-		if err != nil {
-			continue // packed already, or written by someone else: durable
-		}
-		err = f.Sync()
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("sync %s: %w", p, err)
-		}
-		dirs[filepath.Dir(p)] = true
-	}
-	for d := range dirs {
-		if err := syncDir(d); err != nil {
-			return err
-		}
-	}
-	if len(dirs) > 0 {
-		return syncDir(filepath.Join(rw.r.GitDir, "objects"))
-	}
-	return nil
+	return rw.r.objects().put(obj)
 }
 
 // Finish moves every ref of the rewrite (compare-and-swap: a ref that moved meanwhile is
@@ -626,7 +579,7 @@ func (r *Repo) pruneUnreachable() error {
 	}
 	before := packNames(r.GitDir)
 	loose := looseNames(r.GitDir)
-	name, err := r.packObjects(all)
+	name, err := r.writePack(g.storage, all)
 	if err != nil {
 		return err
 	}
@@ -646,39 +599,6 @@ func (r *Repo) pruneUnreachable() error {
 	}
 	r.Reset()
 	return nil
-}
-
-// packObjects encodes objs into one new pack through go-git and makes it durable.
-func (r *Repo) packObjects(objs []Hash) (string, error) {
-	s := r.reader().storage
-	w, err := s.PackfileWriter()
-	if err != nil {
-		return "", fmt.Errorf("pack %s: %w", r.GitDir, err)
-	}
-	h, err := packfile.NewEncoder(w, s, false).Encode(objs, 10)
-	if cerr := w.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return "", fmt.Errorf("pack %s: %w", r.GitDir, err)
-	}
-	name := "pack-" + h.String()
-	if !r.store.Opts.Fsync {
-		return name, nil
-	}
-	base := filepath.Join(r.GitDir, "objects", "pack", name)
-	for _, p := range []string{base + ".pack", base + ".idx"} {
-		f, err := os.Open(p)
-		if err != nil {
-			return "", err
-		}
-		err = f.Sync()
-		f.Close()
-		if err != nil {
-			return "", err
-		}
-	}
-	return name, syncDir(filepath.Dir(base))
 }
 
 func sortedKeys(m map[string]Hash) []string {
