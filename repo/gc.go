@@ -133,9 +133,12 @@ func (r *Repo) Repack(pruneBefore time.Time) (RepackReport, error) {
 	if pruneBefore.IsZero() {
 		pruneBefore = time.Now().Add(-DefaultPruneAge)
 	}
-	// Without a valid main the roots are unknown: prune nothing.
-	if _, err := r.readMain(); err != nil {
-		return rep, err
+	// Without a valid main the roots are unknown: prune nothing. A mirror (the transport
+	// repository) has no main of its own; its refs are its roots.
+	if r.WorkDir != "" {
+		if _, err := r.readMain(); err != nil {
+			return rep, err
+		}
 	}
 	if _, err := r.indexOrphanPacks(); err != nil {
 		return rep, err

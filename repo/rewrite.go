@@ -492,107 +492,13 @@ func (r *Repo) PruneMirror() error {
 	return r.pruneUnreachable()
 }
 
-// pruneUnreachable writes every object reachable from the refs, HEAD, MERGE_HEAD, the
-// reflogs and the index into one new pack, then removes every other pack and every loose
-// object, so that an object only old history reached is gone. The commit-graph and
-// multi-pack-index, which name objects, go too (git rebuilds them). The caller holds the
-// exclusive lock.
+// pruneUnreachable keeps only what the roots reach (the refs, HEAD and the pseudo-refs,
+// the reflogs and the index, as gc's): it is gc's repack with no grace period, so that an
+// object only old history reached is gone at once. The commit-graph and multi-pack-index,
+// which name objects, go too (git rebuilds them). The caller holds the exclusive lock.
 func (r *Repo) pruneUnreachable() error {
-	r.Reset()
-	g := r.reader()
-	var roots []Hash
-	refs, err := listRefs(r.GitDir, "refs/")
-	if err != nil {
+	if _, err := r.Repack(time.Now().Add(time.Hour)); err != nil {
 		return err
-	}
-	for _, n := range sortedKeys(refs) {
-		roots = append(roots, refs[n])
-	}
-	for _, name := range []string{"HEAD", "MERGE_HEAD"} {
-		if b, err := os.ReadFile(filepath.Join(r.GitDir, name)); err == nil {
-			if s := strings.TrimSpace(string(b)); plumbing.IsHash(s) {
-				roots = append(roots, plumbing.NewHash(s))
-			}
-		}
-	}
-	logged, err := r.reflogHashes()
-	if err != nil {
-		return err
-	}
-	roots = append(roots, logged...)
-	reach := map[Hash]bool{}
-	var all []Hash
-	add := func(h Hash) bool {
-		if reach[h] {
-			return false
-		}
-		reach[h] = true
-		all = append(all, h)
-		return true
-	}
-	var walkTree func(h Hash) error
-	walkTree = func(h Hash) error {
-		if !add(h) {
-			return nil
-		}
-		t, err := object.GetTree(g.storage, h)
-		if err != nil {
-			return fmt.Errorf("read tree %s: %w", short(h), err)
-		}
-		for _, e := range t.Entries {
-			switch e.Mode {
-			case filemode.Dir:
-				if err := walkTree(e.Hash); err != nil {
-					return err
-				}
-			case filemode.Submodule:
-			default:
-				add(e.Hash)
-			}
-		}
-		return nil
-	}
-	stack := roots
-	for len(stack) > 0 {
-		h := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if reach[h] {
-			continue
-		}
-		c, err := g.commit(h)
-		if err != nil {
-			return err
-		}
-		add(h)
-		if err := walkTree(c.TreeHash); err != nil {
-			return err
-		}
-		stack = append(stack, c.ParentHashes...)
-	}
-	// The index names the blobs of the work tree as last committed.
-	if idx, err := g.storage.Index(); err == nil {
-		for _, e := range idx.Entries {
-			if r.has(e.Hash) {
-				add(e.Hash)
-			}
-		}
-	}
-	before := packNames(r.GitDir)
-	loose := looseNames(r.GitDir)
-	name, err := r.writePack(g.storage, all)
-	if err != nil {
-		return err
-	}
-	for _, p := range before {
-		if p == name {
-			continue
-		}
-		for _, ext := range []string{".pack", ".idx", ".rev", ".bitmap", ".keep", ".promisor", ".mtimes"} {
-			_ = os.Remove(filepath.Join(r.GitDir, "objects", "pack", p+ext))
-		}
-	}
-	for _, p := range loose {
-		_ = os.Remove(p)
 	}
 	for _, p := range []string{"objects/info/commit-graph", "objects/info/commit-graphs", "objects/pack/multi-pack-index", "objects/info/packs"} {
 		_ = os.RemoveAll(filepath.Join(r.GitDir, filepath.FromSlash(p)))
