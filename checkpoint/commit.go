@@ -12,6 +12,7 @@ import (
 	"github.com/ckpt-dev/ckpt/internal/hint"
 	"github.com/ckpt-dev/ckpt/repo"
 	"github.com/ckpt-dev/ckpt/sections"
+	"github.com/ckpt-dev/ckpt/templates"
 )
 
 // CommitOptions describe a commit: its trigger and an optional message.
@@ -303,12 +304,15 @@ func (s *Service) Prepare(r *repo.Repo, cp Plan, o CommitOptions, dry bool) (*re
 			}
 		}
 	}
-	if _, had := old[File]; had {
+	// An agent's own memory directory (template free) is versioned as it is: no file is
+	// required and none is checked.
+	free := r.Template() == templates.Free
+	if _, had := old[File]; had && !free {
 		if _, has := next[File]; !has {
 			return nil, res, hint.New(fmt.Errorf("%s: missing from the work tree; nothing committed", r.WorkPath(File)), "bring it back with ckpt restore --rev HEAD")
 		}
 	}
-	if cpb, ok := next[File]; ok {
+	if cpb, ok := next[File]; ok && !free {
 		written := cpb // as the agent wrote it, before metadata upkeep
 		t, err := s.LoadTemplate(r.Template())
 		if err != nil {
@@ -364,7 +368,7 @@ func (s *Service) Prepare(r *repo.Repo, cp Plan, o CommitOptions, dry bool) (*re
 		return nil, res, nil
 	}
 	p, err := r.Prepare(repo.CommitRequest{
-		Files: next, Message: commitMessage(r.ID, o.Trigger, o.Mode, res.Subject, res.Sections, res.Files),
+		Files: next, Message: withConversation(commitMessage(r.ID, o.Trigger, o.Mode, res.Subject, res.Sections, res.Files), s.Conversation),
 		Parents: o.Parents, Force: o.Parents != nil,
 		Disk: cp.Disk, Touch: cp.Touch, Appendable: []string{NotesFile},
 	})

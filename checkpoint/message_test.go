@@ -50,3 +50,19 @@ func TestParseTrigger(t *testing.T) {
 		t.Error("ParseTrigger accepted an unknown trigger")
 	}
 }
+
+// TestConversationTrailer: an agent hook's commits name the conversation and transcript
+// after ckpt's other trailers, and the parser reads the value back whole.
+func TestConversationTrailer(t *testing.T) {
+	msg := withConversation(commitMessage("proj", TriggerHook, "sparse", "checkpoint(hook): x", []sections.ID{"📡"}, nil), "ece6c795 ~/.claude/projects/-w-proj/ece6c795.jsonl")
+	want := "checkpoint(hook): x\n\nCkpt-Session: proj\nCkpt-Trigger: hook\nCkpt-Mode: sparse\nCkpt-Sections: 📡\nCkpt-Conversation: ece6c795 ~/.claude/projects/-w-proj/ece6c795.jsonl\n"
+	if msg != want {
+		t.Errorf("got  %q\nwant %q", msg, want)
+	}
+	if v := trailer.Value(trailer.Parse(msg), KeyConversation); v != "ece6c795 ~/.claude/projects/-w-proj/ece6c795.jsonl" {
+		t.Errorf("read back %q", v)
+	}
+	if got := withConversation("s\n", ""); got != "s\n" {
+		t.Errorf("no conversation: %q", got)
+	}
+}
