@@ -3,8 +3,8 @@ package home
 import (
 	"os"
 	"os/exec"
-	"strings"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
