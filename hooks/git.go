@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/repo"
 )
 
@@ -347,4 +348,27 @@ func regularExists(path string) (bool, error) {
 		return false, fmt.Errorf("%s: %w: kept original is not a regular file", path, ErrForeignHook)
 	}
 	return true, nil
+}
+
+// linkedDepth is how many code commits LastLinked reads back.
+const linkedDepth = 200
+
+// LastLinked returns, for each session that one of the last code commits of the repository
+// at workTree names in a Ckpt-Checkpoint trailer, the newest value (<session>@<hash>). It is
+// empty when git cannot say (no commit yet), which links every session.
+func LastLinked(workTree string) map[string]string {
+	cmd := exec.Command("git", "log", "-n", fmt.Sprint(linkedDepth), "--format=%(trailers:key="+checkpoint.KeyCheckpoint+",valueonly,separator=%x20)")
+	cmd.Dir = workTree
+	out, err := cmd.Output()
+	if err != nil {
+		return nil
+	}
+	linked := map[string]string{}
+	for _, v := range strings.Fields(string(out)) { // newest commit first
+		id, _, ok := strings.Cut(v, "@")
+		if _, seen := linked[id]; ok && !seen {
+			linked[id] = v
+		}
+	}
+	return linked
 }

@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -18,6 +20,7 @@ func hooksCommand(env *Env) *cli.Command {
 			&cli.BoolFlag{Name: "mcp", Usage: "register ckpt mcp with Claude Code in the project's .mcp.json"},
 			&cli.BoolFlag{Name: "cron", Usage: "a crontab line that runs ckpt cron tick"},
 			&cli.BoolFlag{Name: "merge-driver", Usage: "the section-aware merge driver for checkpoint files in this repository"},
+			sessionFlag(),
 			&cli.StringFlag{Name: "repo", Usage: "the git repository `DIR` (default: the current directory)"},
 			&cli.StringFlag{Name: "scope", Value: "project", Usage: "Claude Code settings: project, local or user"},
 			&cli.DurationFlag{Name: "every", Value: defaultEvery, Usage: "cron: how often to tick"},
@@ -123,6 +126,11 @@ func runHooks(c *cli.Context, env *Env, verb hooks.Verb) error {
 			return err
 		}
 	}
+	if s.Claude && verb == hooks.Install {
+		if err := a.claudeSetup(c, &s); err != nil {
+			return err
+		}
+	}
 	rep, err := hooks.Apply(verb, s)
 	if err != nil {
 		return err
@@ -136,6 +144,51 @@ func runHooks(c *cli.Context, env *Env, verb hooks.Verb) error {
 		fmt.Fprintln(env.Stderr, "ckpt: warning: no ckpt on PATH: the hooks call the ckpt found on PATH and will skip checkpoints until there is one")
 	}
 	return nil
+}
+
+// claudeSetup is what installing the Claude Code hooks adds to s: the flags of the hook
+// commands and the agent's instructions. For a project (scopes project and local) the
+// session its conversations write to is created now, so that the instructions can name its
+// files; the user scope's instructions have the agent ask ckpt agent-prompt instead.
+func (a *app) claudeSetup(c *cli.Context, s *hooks.Setup) error {
+	scope := s.Scopes[0]
+	if c.IsSet("session") {
+		if _, err := sessionID(c); err != nil {
+			return err
+		}
+		s.ClaudeFlags = append(s.ClaudeFlags, "-s", c.String("session"))
+	}
+	if scope == "user" {
+		s.ClaudeFlags = append(s.ClaudeFlags, "--scope", "user")
+		s.Instructions = hooks.UserScopePrompt
+		return nil
+	}
+	project := hooks.ProjectDir(s.RepoDir)
+	o := a.claudeOptions(c, project, false)
+	if o.PerConversation && o.Session == "" {
+		s.Instructions = hooks.UserScopePrompt // no one session to name yet
+		return nil
+	}
+	if err := a.ensureHome(); err != nil {
+		return err
+	}
+	r, created, err := hooks.NewRunner(a.svc, a.sync).EnsureClaudeSession("", o)
+	if err != nil {
+		return err
+	}
+	if created {
+		fmt.Fprintf(a.env.Stderr, "ckpt: created session %s for this project's Claude Code conversations\n", r.ID)
+	}
+	s.Instructions, err = hooks.AgentPrompt(a.svc, r, func(p string) string { return relTo(project, p) })
+	return err
+}
+
+// relTo shows p relative to dir when it is below it.
+func relTo(dir, p string) string {
+	if rel, err := filepath.Rel(dir, p); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return p
 }
 
 // printHooks says what is installed where, one line per hook.
@@ -159,6 +212,13 @@ func printHooks(env *Env, rep hooks.Report) {
 			state = fmt.Sprint(events)
 		}
 		fmt.Fprintf(w, "claude  %s: %s\n", env.relPath(path), state)
+	}
+	for path, ok := range rep.Instructions {
+		state := "does not import ckpt's instructions"
+		if ok {
+			state = "imports ckpt's instructions for the agent"
+		}
+		fmt.Fprintf(w, "agent   %s: %s\n", env.relPath(path), state)
 	}
 	for path, ok := range rep.MCP {
 		state := "ckpt not registered"
