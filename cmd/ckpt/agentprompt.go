@@ -83,4 +83,3 @@ func runAgentPrompt(c *cli.Context, env *Env) error {
 	fmt.Fprint(env.Stdout, text)
 	return nil
 }
-
