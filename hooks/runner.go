@@ -275,8 +275,9 @@ func (rn *Runner) PreCommit(workTree string) ([]Outcome, error) {
 
 // PrepareCommitMsg is the git prepare-commit-msg hook: it links the code commit to the
 // current checkpoint of each session bound to workTree (or to its main work tree) that
-// changed since the code commit that last linked it, one trailer per session, without a
-// duplicate on amend. A session nothing happened to adds nothing to the message.
+// changed since the code commit that last linked it (or, never linked, has more than its
+// first commit), one trailer per session, without a duplicate on amend. A session nothing
+// happened to adds nothing to the message.
 func (rn *Runner) PrepareCommitMsg(workTree, msgFile string) error {
 	pending := filepath.Join(filepath.Dir(msgFile), PendingTrailers)
 	_ = os.Remove(pending) // left by a commit that was aborted in the editor
@@ -304,8 +305,16 @@ func (rn *Runner) PrepareCommitMsg(workTree, msgFile string) error {
 			continue
 		}
 		v := id + "@" + repo.ShortHash(h)
-		if linked[id] == v {
+		if old, ok := linked[id]; ok && old == v {
 			continue // unchanged since a code commit named it
+		}
+		if _, ok := linked[id]; !ok {
+			// Never named: a session with nothing but its first commit has nothing to say.
+			if r, err := rn.CP.Store.Open(sid); err == nil {
+				if ci, err := r.CommitInfo(h); err == nil && len(ci.Parents) == 0 {
+					continue
+				}
+			}
 		}
 		trailers = append(trailers, v)
 	}

@@ -23,6 +23,9 @@ const (
 // not installed.
 type Setup struct {
 	Git, Claude, MCP, Cron, MergeDriver bool
+	// GitLocal puts the git hooks in the clone's own hooks directory (InstallGitLocal),
+	// for a repository whose hooks directory is committed.
+	GitLocal bool
 	// RepoDir is the git repository of the git hooks and the merge driver; the Claude Code
 	// project is the top of its work tree.
 	RepoDir string
@@ -65,11 +68,17 @@ func Apply(verb Verb, s Setup) (Report, error) {
 	var rep Report
 	var err error
 	if all || s.Git {
-		switch verb {
-		case Install:
+		switch {
+		case verb == Install && s.GitLocal:
+			rep.Git, err = InstallGitLocal(s.RepoDir)
+		case verb == Install:
 			rep.Git, err = InstallGit(s.RepoDir)
-		case Uninstall:
+		case verb == Uninstall && s.GitLocal:
+			rep.Git, err = UninstallGitLocal(s.RepoDir)
+		case verb == Uninstall:
 			rep.Git, err = UninstallGit(s.RepoDir)
+		case s.GitLocal:
+			rep.Git, err = StatusGitLocal(s.RepoDir)
 		default:
 			rep.Git, err = StatusGit(s.RepoDir)
 		}

@@ -312,6 +312,12 @@ func openStore(flag string, env *Env, hook, commits bool) (*app, error) {
 		return nil, err
 	}
 	dir := home.FindWith(flag, cwd, home.UserStore(env.Getenv))
+	if filepath.Base(dir) == home.Dir {
+		// A project's store made by an older ckpt, or by hand, gets its .gitignore too.
+		if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+			_ = home.Ensure(dir)
+		}
+	}
 	cfg, err := config.Load(dir)
 	if err != nil {
 		return nil, err

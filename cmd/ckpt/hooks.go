@@ -16,6 +16,7 @@ func hooksCommand(env *Env) *cli.Command {
 	flags := func() []cli.Flag {
 		return []cli.Flag{
 			&cli.BoolFlag{Name: "git", Usage: "git pre-commit, prepare-commit-msg and commit-msg hooks"},
+			&cli.BoolFlag{Name: "local", Usage: "git: in this clone's own hooks directory, for a repository that commits its hooks"},
 			&cli.BoolFlag{Name: "claude", Usage: "Claude Code hooks (PreCompact, Stop, SessionStart, SessionEnd)"},
 			&cli.BoolFlag{Name: "mcp", Usage: "register ckpt mcp with Claude Code in the project's .mcp.json"},
 			&cli.BoolFlag{Name: "cron", Usage: "a crontab line that runs ckpt cron tick"},
@@ -97,7 +98,10 @@ func runHooks(c *cli.Context, env *Env, verb hooks.Verb) error {
 	if err := noArgs(c); err != nil {
 		return err
 	}
-	s := hooks.Setup{Git: c.Bool("git"), Claude: c.Bool("claude"), MCP: c.Bool("mcp"), Cron: c.Bool("cron"), MergeDriver: c.Bool("merge-driver"),
+	if c.Bool("local") && !c.Bool("git") {
+		return usageError("--local goes with --git")
+	}
+	s := hooks.Setup{Git: c.Bool("git"), GitLocal: c.Bool("local"), Claude: c.Bool("claude"), MCP: c.Bool("mcp"), Cron: c.Bool("cron"), MergeDriver: c.Bool("merge-driver"),
 		RepoDir: c.String("repo"), Scopes: []string{c.String("scope")}, UserHome: env.userHome()}
 	all := !s.Git && !s.Claude && !s.MCP && !s.Cron && !s.MergeDriver
 	if all && verb != hooks.Inspect {
@@ -140,6 +144,11 @@ func runHooks(c *cli.Context, env *Env, verb hooks.Verb) error {
 		return printJSON(env.Stdout, rep)
 	}
 	printHooks(env, rep)
+	if verb == hooks.Install && len(rep.Git) > 0 && rep.Git[0].Committed {
+		dir := env.relPath(filepath.Dir(rep.Git[0].Path))
+		fmt.Fprintf(env.Stderr, "ckpt: warning: %s holds hooks this repository commits: ckpt's changes there show in git status, and a commit -a would give them to everyone\n", dir)
+		fmt.Fprintln(env.Stderr, "ckpt: hint: ckpt hooks uninstall --git && ckpt hooks install --git --local keeps ckpt's hooks in this clone only, running the committed ones first")
+	}
 	if rep.Ckpt == "" {
 		fmt.Fprintln(env.Stderr, "ckpt: warning: no ckpt on PATH: the hooks call the ckpt found on PATH and will skip checkpoints until there is one")
 	}
@@ -148,8 +157,9 @@ func runHooks(c *cli.Context, env *Env, verb hooks.Verb) error {
 
 // claudeSetup is what installing the Claude Code hooks adds to s: the flags of the hook
 // commands and the agent's instructions. For a project (scopes project and local) the
-// session its conversations write to is created now, so that the instructions can name its
-// files; the user scope's instructions have the agent ask ckpt agent-prompt instead.
+// session its conversations write to is found or created now, and named in the hook
+// commands, so that the instructions can name its files; the user scope's instructions
+// have the agent ask ckpt agent-prompt instead.
 func (a *app) claudeSetup(c *cli.Context, s *hooks.Setup) error {
 	scope := s.Scopes[0]
 	if c.IsSet("session") {
@@ -179,6 +189,11 @@ func (a *app) claudeSetup(c *cli.Context, s *hooks.Setup) error {
 	if created {
 		fmt.Fprintf(a.env.Stderr, "ckpt: created session %s for this project's Claude Code conversations\n", r.ID)
 	}
+	// Named in the hook commands, which the project's settings share with every clone: a
+	// clone in a directory of another name writes to the session the instructions name.
+	if !c.IsSet("session") {
+		s.ClaudeFlags = append(s.ClaudeFlags, "-s", r.ID)
+	}
 	s.Instructions, err = hooks.AgentPrompt(a.svc, r, func(p string) string { return relTo(project, p) })
 	return err
 }
@@ -197,6 +212,11 @@ func printHooks(env *Env, rep hooks.Report) {
 	for _, h := range rep.Git {
 		state := "not installed"
 		switch {
+		case h.Installed && h.Local:
+			state = "installed in this clone's own hooks directory"
+			if h.Chained != "" {
+				state += ", runs " + env.relPath(h.Chained) + " first"
+			}
 		case h.Installed && h.Chained != "":
 			state = "installed, runs " + env.relPath(h.Chained) + " first"
 		case h.Installed:

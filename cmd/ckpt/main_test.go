@@ -1,8 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gofrs/flock"
@@ -48,8 +50,9 @@ func TestScripts(t *testing.T) {
 			return os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[init]\n\tdefaultBranch = main\n"), 0o644)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"holdlock": cmdHoldLock,
-			"holdtick": cmdHoldTick,
+			"holdlock":      cmdHoldLock,
+			"holdtick":      cmdHoldTick,
+			"claudepayload": cmdClaudePayload,
 		},
 	})
 }
@@ -88,4 +91,27 @@ func cmdHoldTick(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("tick lock is taken")
 	}
 	ts.Defer(func() { _ = fl.Unlock() })
+}
+
+// cmdClaudePayload writes the JSON a Claude Code hook gets on standard input, as the hooks
+// reference documents it: claudepayload FILE EVENT key=value… (session_id, transcript_path,
+// cwd, source, trigger, reason, stop_hook_active=true).
+func cmdClaudePayload(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: claudepayload FILE EVENT key=value...")
+	}
+	p := map[string]any{"hook_event_name": args[1], "permission_mode": "default"}
+	for _, kv := range args[2:] {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			ts.Fatalf("claudepayload: %q is not key=value", kv)
+		}
+		p[k] = v
+		if v == "true" || v == "false" {
+			p[k] = v == "true"
+		}
+	}
+	b, err := json.Marshal(p)
+	ts.Check(err)
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), append(b, '\n'), 0o644))
 }
