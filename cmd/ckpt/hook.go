@@ -28,6 +28,7 @@ one line on standard error and exit 0, unless hooks.strict = true in config.toml
 Examples:
   ckpt hook git pre-commit
   ckpt hook git prepare-commit-msg MSGFILE [SOURCE [SHA]]
+  ckpt hook git prepare-commit-msg --checkpoint MSGFILE   (the pre-commit framework's)
   ckpt hook git commit-msg MSGFILE
   ckpt hook claude PreCompact < payload.json   (also Stop, SessionStart, SessionEnd)`,
 		Subcommands: []*cli.Command{
@@ -35,8 +36,9 @@ Examples:
 				Name: "git", Usage: "git hook: pre-commit, prepare-commit-msg or commit-msg", ArgsUsage: "HOOK [ARGS…]",
 				Description: `pre-commit takes a checkpoint of each session bound to the repository (sparse,
 full when notes are pending); prepare-commit-msg and commit-msg add a Ckpt-Checkpoint:
-<session>@<hash> trailer per session to the commit message. git runs them from the top
-of the work tree.
+<session>@<hash> trailer to the commit message for each session that changed since a
+commit last named it. prepare-commit-msg --checkpoint does both (the pre-commit
+framework's hook, .pre-commit-hooks.yaml). git runs them from the top of the work tree.
 
 Examples:
   ckpt hook git pre-commit
@@ -101,17 +103,28 @@ func runGitHook(c *cli.Context, env *Env) error {
 		return a.hookFailure(err)
 	}
 	rn := hooks.NewRunner(a.svc, a.sync)
-	switch args[0] {
-	case "pre-commit":
+	checkpoint := func(bypass string) error {
 		outs, err := rn.PreCommit(top)
 		if err != nil {
 			return a.hookFailure(err)
 		}
 		if printPreCommit(env, outs) && a.cfg.Hooks.Strict {
-			return hint.New(errors.New("commit blocked: a bound session's checkpoint fails check (hooks.strict = true)"), "fix it (ckpt check -s ID), or commit with --no-verify")
+			return hint.New(errors.New("commit blocked: a bound session's checkpoint fails check (hooks.strict = true)"), "fix it (ckpt check -s ID), or %s", bypass)
 		}
 		return nil
+	}
+	switch args[0] {
+	case "pre-commit":
+		return checkpoint("commit with --no-verify")
 	case "prepare-commit-msg", "commit-msg":
+		if args[0] == "prepare-commit-msg" && len(args) > 1 && args[1] == "--checkpoint" {
+			// The pre-commit framework's hook: the checkpoint, then its trailer, in the one
+			// stage whose name every version of the framework knows.
+			if err := checkpoint("skip the hook: SKIP=ckpt git commit …"); err != nil {
+				return err
+			}
+			args = append(args[:1], args[2:]...)
+		}
 		if len(args) < 2 {
 			return a.hookFailure(fmt.Errorf("%s: no message file", args[0]))
 		}

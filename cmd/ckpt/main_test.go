@@ -24,6 +24,10 @@ func TestScripts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	src, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
@@ -46,6 +50,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv("CKPT_AUTHOR_EMAIL", "ckpt@example.com")
 			env.Setenv("CKPT_LOCK_TIMEOUT", "5s")
 			env.Setenv("CORPUS", corpus)
+			env.Setenv("CKPT_SRC", src) // the module's top: its .pre-commit-hooks.yaml
 			env.Setenv("NO_COLOR", "")
 			return os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[init]\n\tdefaultBranch = main\n"), 0o644)
 		},
