@@ -2,7 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/cgi"
+	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -58,6 +62,7 @@ func TestScripts(t *testing.T) {
 			"holdlock":      cmdHoldLock,
 			"holdtick":      cmdHoldTick,
 			"claudepayload": cmdClaudePayload,
+			"httpgit":       cmdHTTPGit,
 		},
 	})
 }
@@ -119,4 +124,37 @@ func cmdClaudePayload(ts *testscript.TestScript, neg bool, args []string) {
 	b, err := json.Marshal(p)
 	ts.Check(err)
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), append(b, '\n'), 0o644))
+}
+
+// cmdHTTPGit serves the bare repositories under DIR over git's smart HTTP protocol (git
+// http-backend under net/http/cgi, as a team's server runs it), behind basic auth with one
+// user, until the script ends; $HTTPGIT is its URL: httpgit DIR USER PASSWORD. Every
+// request is logged to $WORK/http.log, the refused ones as "401".
+func cmdHTTPGit(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: httpgit DIR USER PASSWORD")
+	}
+	out, err := exec.Command("git", "--exec-path").Output()
+	ts.Check(err)
+	backend := filepath.Join(strings.TrimSpace(string(out)), "git-http-backend")
+	if _, err := os.Stat(backend); err != nil {
+		ts.Fatalf("no git http-backend: %v", err)
+	}
+	root, user, pass := ts.MkAbs(args[0]), args[1], args[2]
+	log, err := os.OpenFile(ts.MkAbs("http.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	ts.Check(err)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u, p, ok := r.BasicAuth()
+		if !ok || u != user || p != pass {
+			_, _ = log.WriteString("401 " + r.Method + " " + r.URL.Path + "\n")
+			w.Header().Set("WWW-Authenticate", `Basic realm="ckpt test"`)
+			http.Error(w, "authentication required", http.StatusUnauthorized)
+			return
+		}
+		_, _ = log.WriteString("200 " + r.Method + " " + r.URL.Path + "\n")
+		h := &cgi.Handler{Path: backend, Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1", "REMOTE_USER=" + u}}
+		h.ServeHTTP(w, r)
+	}))
+	ts.Defer(func() { srv.Close(); _ = log.Close() })
+	ts.Setenv("HTTPGIT", srv.URL)
 }
