@@ -36,12 +36,18 @@ full when notes are pending; never blocks a commit unless hooks.strict = true) a
 prepare-commit-msg (a Ckpt-Checkpoint: <session>@<hash> trailer; commit-msg adds it to a
 message written in the editor) into the directory git really uses (core.hooksPath
 honoured). A hook already there is kept and runs first;
-uninstall puts it back byte for byte.
+uninstall puts it back byte for byte. When the hooks directory is one the repository
+commits, install says so: --local then keeps ckpt's hooks in the clone's own directory
+(core.hooksPath in its config), running the committed ones first.
 
 --claude merges ckpt's entries into Claude Code's settings (--scope project, local or
 user), keeping every other key and hook: PreCompact → full checkpoint, Stop and
 SessionEnd → sparse, SessionStart after a compaction or resume → the checkpoint comes
-back as context.
+back as context. Every conversation of the project writes to its one session, found or
+created now and named in the hooks (-s names another). It also installs the agent's
+instructions (where the files are, what each section is for, when to write them): a file
+.claude/ckpt.md that CLAUDE.md imports, since Claude Code reads CLAUDE.md whole at every
+start. docs/claude-code.md has the rest.
 
 --mcp registers ckpt mcp (the agent recalls its history: ckpt mcp --help) as a stdio
 server named "ckpt" in the project's .mcp.json, which Claude Code reads and which is
@@ -55,6 +61,7 @@ files kept in this repository (.gitattributes and git config).
 Examples:
   ckpt hooks install --git --claude
   ckpt hooks install --claude --mcp
+  ckpt hooks install --git --local
   ckpt hooks status
   ckpt hooks uninstall --git`,
 		Subcommands: []*cli.Command{
