@@ -75,10 +75,10 @@ func (rn *Runner) Bind(r *repo.Repo, bound, transcript string) error {
 
 // checkpoint runs one sparse or full sync of a session, then updates its state: the
 // breaker (a failure counts, a busy session does not), the observation, a receipt.
-func (rn *Runner) checkpoint(id string, s *SessionState, action Action, reason string, trigger checkpoint.Trigger) Outcome {
+func (rn *Runner) checkpoint(id string, s *SessionState, action Action, reason string, cause string) Outcome {
 	out := Outcome{Session: id, Action: action, Reason: reason, Time: rn.Now()}
 	start := time.Now()
-	commit, warnings, err := rn.sync(id, s, action, trigger)
+	commit, warnings, err := rn.sync(id, s, action, cause)
 	out.Warnings = warnings
 	threshold := rn.CP.Config.BreakerFailures()
 	var rej *checkpoint.RejectedError
@@ -104,10 +104,10 @@ func (rn *Runner) checkpoint(id string, s *SessionState, action Action, reason s
 			s.Recorded(action, obs, out.Time)
 		}
 	}
-	rec := Receipt{Time: out.Time, Session: id, Action: string(action), Result: out.Result, Trigger: string(trigger), Error: out.Error, DurationMS: float64(time.Since(start).Microseconds()) / 1000}
+	rec := Receipt{Time: out.Time, Session: id, Action: string(action), Result: out.Result, Trigger: cause, Error: out.Error, DurationMS: float64(time.Since(start).Microseconds()) / 1000}
 	_ = AppendReceipt(rn.home(), rec)
 	if out.Tripped {
-		_ = AppendReceipt(rn.home(), Receipt{Time: out.Time, Session: id, Action: "breaker-open", Result: "open", Trigger: string(trigger), Error: s.Breaker.Reason})
+		_ = AppendReceipt(rn.home(), Receipt{Time: out.Time, Session: id, Action: "breaker-open", Result: "open", Trigger: cause, Error: s.Breaker.Reason})
 	}
 	return out
 }
@@ -116,7 +116,7 @@ func (rn *Runner) checkpoint(id string, s *SessionState, action Action, reason s
 // The remembered transcript is the agent's file: gone, or a device, a FIFO or a directory,
 // it costs the checkpoint its delta (a warning), never the checkpoint, so Stop hooks and
 // ticks keep committing and the breaker does not count it.
-func (rn *Runner) sync(id string, s *SessionState, action Action, trigger checkpoint.Trigger) (string, []string, error) {
+func (rn *Runner) sync(id string, s *SessionState, action Action, cause string) (string, []string, error) {
 	if err := failpoint.Check("hook-checkpoint"); err != nil {
 		return "", nil, err
 	}
@@ -135,7 +135,7 @@ func (rn *Runner) sync(id string, s *SessionState, action Action, trigger checkp
 	if action == ActionFull {
 		mode = ckptsync.Full
 	}
-	rep, err := rn.Sync.Sync(r, ckptsync.Options{Mode: mode, Transcript: s.Transcript, Trigger: trigger})
+	rep, err := rn.Sync.Sync(r, ckptsync.Options{Mode: mode, Transcript: s.Transcript, Cause: cause})
 	if err != nil {
 		return "", nil, err
 	}
@@ -179,7 +179,7 @@ func (rn *Runner) Tick() (outs []Outcome, ran bool, err error) {
 		if action == ActionNone {
 			continue
 		}
-		outs = append(outs, rn.checkpoint(string(id), s, action, reason, checkpoint.TriggerCron))
+		outs = append(outs, rn.checkpoint(string(id), s, action, reason, checkpoint.CauseCron))
 		updated[string(id)] = s
 	}
 	return outs, true, rn.saveSessions(updated)
@@ -228,7 +228,7 @@ func (rn *Runner) PreCommit(workTree string) ([]Outcome, error) {
 		if action == ActionNone {
 			continue
 		}
-		outs = append(outs, rn.checkpoint(id, s, action, reason, checkpoint.TriggerHook))
+		outs = append(outs, rn.checkpoint(id, s, action, reason, checkpoint.GitHookCause("pre-commit")))
 		updated[id] = s
 	}
 	return outs, rn.saveSessions(updated)
@@ -401,7 +401,7 @@ func (rn *Runner) Claude(event string, p ClaudePayload, tmpl, workTree string) (
 	if action == ActionFull && s.Breaker.Open {
 		action, reason = ActionSparse, event+" hook; breaker open, full sync skipped: "+s.Breaker.Reason
 	}
-	out := rn.checkpoint(string(id), s, action, reason, checkpoint.TriggerHook)
+	out := rn.checkpoint(string(id), s, action, reason, checkpoint.ClaudeCause(event))
 	res.Outcome = &out
 	return res, rn.saveSessions(map[string]*SessionState{string(id): s})
 }

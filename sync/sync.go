@@ -48,10 +48,13 @@ const (
 type Options struct {
 	Mode       string // Sparse or Full
 	DryRun     bool
-	Transcript string             // a Claude Code or generic JSONL transcript (remembered for later syncs)
-	Logs       []string           // daily logs memory/YYYY-MM-DD.md
-	Tasks      string             // task database (JSON)
-	Trigger    checkpoint.Trigger // the Ckpt-Trigger trailer; defaults to the mode
+	Transcript string   // a Claude Code or generic JSONL transcript (remembered for later syncs)
+	Logs       []string // daily logs memory/YYYY-MM-DD.md
+	Tasks      string   // task database (JSON)
+	// Cause is what ran the sync, the commit's Ckpt-Cause trailer (cron, hook:pre-commit,
+	// claude:PreCompact; checkpoint.ParseCause); "" when run by hand. Its Ckpt-Trigger is
+	// the mode, whatever ran it.
+	Cause string
 	// AllowShrink lets the agent's checkpoint lose more entries than the shrink guard allows.
 	AllowShrink bool
 }
@@ -114,8 +117,13 @@ func (s *Service) Sync(r *repo.Repo, o Options) (*Report, error) {
 	if o.Mode == "" {
 		o.Mode = Full
 	}
-	if o.Trigger == "" {
-		o.Trigger = checkpoint.Trigger(o.Mode)
+	if o.Mode != Full && o.Mode != Sparse {
+		return nil, fmt.Errorf("sync mode %q: want %s or %s", o.Mode, Sparse, Full)
+	}
+	if o.Cause != "" {
+		if _, err := checkpoint.ParseCause(o.Cause); err != nil {
+			return nil, err
+		}
 	}
 	unlock, err := s.cp.Store.Lock(r.LockName, true)
 	if err != nil {
@@ -206,7 +214,7 @@ func (s *Service) syncOnce(r *repo.Repo, o Options) (*Report, error) {
 		}
 	}
 
-	co := checkpoint.CommitOptions{Trigger: o.Trigger, AllowShrink: o.AllowShrink, Mode: o.Mode}
+	co := checkpoint.CommitOptions{Trigger: checkpoint.Trigger(o.Mode), Cause: o.Cause, AllowShrink: o.AllowShrink}
 	if db != nil {
 		co.TaskIDs = db.IDs()
 	}
