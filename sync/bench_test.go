@@ -107,7 +107,7 @@ func BenchmarkSparseSync50MBTranscript(b *testing.B) {
 	f.Close()
 	// The session has followed the transcript so far: its offset is at the end. (A first
 	// sync would read all 50 MB, and its memory would hide the sparse sync's.)
-	if err := delta.SaveState(ts.Store, r.ID, delta.State{Transcript: path, Offset: int64(written)}); err != nil {
+	if err := delta.SaveState(ts.Store, r.ID, delta.State{}.Follow(path, int64(written))); err != nil {
 		b.Fatal(err)
 	}
 	runtime.GC()

@@ -48,9 +48,12 @@ const (
 type Options struct {
 	Mode       string // Sparse or Full
 	DryRun     bool
-	Transcript string   // a Claude Code or generic JSONL transcript (remembered for later syncs)
-	Logs       []string // daily logs memory/YYYY-MM-DD.md
-	Tasks      string   // task database (JSON)
+	Transcript string // a Claude Code or generic JSONL transcript (remembered for later syncs)
+	// Recorded is the transcript recorded for the session (ckpt init --transcript, a hook's
+	// binding): followed when Transcript is empty and no earlier sync followed one.
+	Recorded string
+	Logs     []string // daily logs memory/YYYY-MM-DD.md
+	Tasks    string   // task database (JSON)
 	// Cause is what ran the sync, the commit's Ckpt-Cause trailer (cron, hook:pre-commit,
 	// claude:PreCompact; checkpoint.ParseCause); "" when run by hand. Its Ckpt-Trigger is
 	// the mode, whatever ran it.
@@ -279,7 +282,7 @@ func (s *Service) syncOnce(r *repo.Repo, o Options) (*Report, error) {
 		rep.Commit = sp.Commit().String()
 	}
 	kp.MaybePack()
-	if newState != ds {
+	if !newState.Equal(ds) {
 		if err := delta.SaveState(s.cp.Store, r.ID, newState); err != nil {
 			rep.Warnings = append(rep.Warnings, "could not save the transcript offset: "+err.Error())
 		}
@@ -325,7 +328,7 @@ func containsLiteral(t *checkpoint.Template, doc *sections.Document, files map[s
 // written into its delta section (package delta).
 func recoverDelta(t *checkpoint.Template, doc *sections.Document, o Options, ds delta.State, now time.Time, rep *Report) (delta.State, error) {
 	last, _ := doc.MetaValue("last_updated")
-	next, dr, warnings, err := delta.Recover(doc.Section(t.Section(templates.RoleDelta)), last, delta.Sources{Transcript: o.Transcript, Logs: o.Logs}, ds, now)
+	next, dr, warnings, err := delta.Recover(doc.Section(t.Section(templates.RoleDelta)), last, delta.Sources{Transcript: o.Transcript, Recorded: o.Recorded, Logs: o.Logs}, ds, now)
 	rep.Warnings = append(rep.Warnings, warnings...)
 	if err != nil {
 		return ds, err
