@@ -27,10 +27,9 @@ type CommitOptions struct {
 	Verbatim bool
 	// AllowShrink lets the checkpoint lose more entries than the shrink guard allows.
 	AllowShrink bool
-	// Mode is the sync mode (sparse or full) that made the commit, "" for others; when the
-	// trigger does not already say it (hook, cron), it becomes the Ckpt-Mode trailer, so a
-	// full checkpoint a hook took before a compaction is recognisable in history.
-	Mode string
+	// Cause is what ran a sync (cron, hook:pre-commit, claude:PreCompact), the Ckpt-Cause
+	// trailer; "" for a command run by hand.
+	Cause string
 }
 
 // Result is what a commit did.
@@ -346,7 +345,7 @@ func (s *Service) Prepare(r *repo.Repo, cp Plan, o CommitOptions, dry bool) (*re
 				// hook retrying) are then the same rejected write, not a new ref.
 				kept := maps.Clone(next)
 				kept[File] = written
-				ref, h, err := r.Reject(kept, rejectMessage(r.ID, o.Trigger, findings))
+				ref, h, err := r.Reject(kept, rejectMessage(r.ID, o.Trigger, o.Cause, findings))
 				if err != nil {
 					return nil, res, fmt.Errorf("keep rejected write: %w", err)
 				}
@@ -368,7 +367,7 @@ func (s *Service) Prepare(r *repo.Repo, cp Plan, o CommitOptions, dry bool) (*re
 		return nil, res, nil
 	}
 	p, err := r.Prepare(repo.CommitRequest{
-		Files: next, Message: withConversation(commitMessage(r.ID, o.Trigger, o.Mode, res.Subject, res.Sections, res.Files), s.Conversation),
+		Files: next, Message: withConversation(commitMessage(r.ID, o.Trigger, o.Cause, res.Subject, res.Sections, res.Files), s.Conversation),
 		Parents: o.Parents, Force: o.Parents != nil,
 		Disk: cp.Disk, Touch: cp.Touch, Appendable: []string{NotesFile},
 	})

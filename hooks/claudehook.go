@@ -263,7 +263,7 @@ func (rn *Runner) Claude(event string, p ClaudePayload, o ClaudeOptions) (Claude
 		if i == 0 && act == ActionFull && s.Breaker.Open {
 			act, reason = ActionSparse, event+" hook; breaker open, full sync skipped: "+s.Breaker.Reason
 		}
-		res.Outcomes = append(res.Outcomes, rn.checkpoint(id, s, act, reason, checkpoint.TriggerHook))
+		res.Outcomes = append(res.Outcomes, rn.checkpoint(id, s, act, reason, checkpoint.ClaudeCause(event)))
 		updated[id] = s
 	}
 	return res, rn.saveSessions(updated)

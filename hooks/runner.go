@@ -81,10 +81,10 @@ func (rn *Runner) Bind(r *repo.Repo, bound, transcript string) error {
 
 // checkpoint runs one sparse or full sync of a session, then updates its state: the
 // breaker (a failure counts, a busy session does not), the observation, a receipt.
-func (rn *Runner) checkpoint(id string, s *SessionState, action Action, reason string, trigger checkpoint.Trigger) Outcome {
+func (rn *Runner) checkpoint(id string, s *SessionState, action Action, reason string, cause string) Outcome {
 	out := Outcome{Session: id, Action: action, Reason: reason, Time: rn.Now()}
 	start := time.Now()
-	commit, warnings, err := rn.sync(id, s, action, trigger)
+	commit, warnings, err := rn.sync(id, s, action, cause)
 	out.Warnings = warnings
 	threshold := rn.CP.Config.BreakerFailures()
 	var rej *checkpoint.RejectedError
@@ -113,10 +113,10 @@ func (rn *Runner) checkpoint(id string, s *SessionState, action Action, reason s
 			s.DirSig, _ = DirSignature(s.WorkDir)
 		}
 	}
-	rec := Receipt{Time: out.Time, Session: id, Action: string(action), Result: out.Result, Trigger: string(trigger), Error: out.Error, DurationMS: float64(time.Since(start).Microseconds()) / 1000}
+	rec := Receipt{Time: out.Time, Session: id, Action: string(action), Result: out.Result, Trigger: cause, Error: out.Error, DurationMS: float64(time.Since(start).Microseconds()) / 1000}
 	_ = AppendReceipt(rn.home(), rec)
 	if out.Tripped {
-		_ = AppendReceipt(rn.home(), Receipt{Time: out.Time, Session: id, Action: "breaker-open", Result: "open", Trigger: string(trigger), Error: s.Breaker.Reason})
+		_ = AppendReceipt(rn.home(), Receipt{Time: out.Time, Session: id, Action: "breaker-open", Result: "open", Trigger: cause, Error: s.Breaker.Reason})
 	}
 	return out
 }
@@ -125,7 +125,7 @@ func (rn *Runner) checkpoint(id string, s *SessionState, action Action, reason s
 // The remembered transcript is the agent's file: gone, or a device, a FIFO or a directory,
 // it costs the checkpoint its delta (a warning), never the checkpoint, so Stop hooks and
 // ticks keep committing and the breaker does not count it.
-func (rn *Runner) sync(id string, s *SessionState, action Action, trigger checkpoint.Trigger) (string, []string, error) {
+func (rn *Runner) sync(id string, s *SessionState, action Action, cause string) (string, []string, error) {
 	if err := failpoint.Check("hook-checkpoint"); err != nil {
 		return "", nil, err
 	}
@@ -142,7 +142,7 @@ func (rn *Runner) sync(id string, s *SessionState, action Action, trigger checkp
 	}
 	if r.Template() == templates.Free { // a memory directory: its files as they are
 		s.Free = true
-		res, err := rn.CP.CommitDisk(r, checkpoint.CommitOptions{Trigger: trigger})
+		res, err := rn.CP.CommitDisk(r, checkpoint.CommitOptions{Trigger: checkpoint.TriggerSparse, Cause: cause})
 		if err != nil || !res.Changed {
 			return "", nil, err
 		}
@@ -152,7 +152,7 @@ func (rn *Runner) sync(id string, s *SessionState, action Action, trigger checkp
 	if action == ActionFull {
 		mode = ckptsync.Full
 	}
-	rep, err := rn.Sync.Sync(r, ckptsync.Options{Mode: mode, Transcript: s.Transcript, Trigger: trigger})
+	rep, err := rn.Sync.Sync(r, ckptsync.Options{Mode: mode, Transcript: s.Transcript, Cause: cause})
 	if err != nil {
 		return "", nil, err
 	}
@@ -198,7 +198,7 @@ func (rn *Runner) Tick() (outs []Outcome, ran bool, err error) {
 		if action == ActionNone {
 			continue
 		}
-		outs = append(outs, rn.checkpoint(string(id), s, action, reason, checkpoint.TriggerCron))
+		outs = append(outs, rn.checkpoint(string(id), s, action, reason, checkpoint.CauseCron))
 		updated[string(id)] = s
 	}
 	if err := recordTick(rn.home(), TickRecord{Time: rn.Now(), Sessions: len(ids), Checkpoints: len(outs)}); err != nil {
@@ -267,7 +267,7 @@ func (rn *Runner) PreCommit(workTree string) ([]Outcome, error) {
 		if action == ActionNone {
 			continue
 		}
-		outs = append(outs, rn.checkpoint(id, s, action, reason, checkpoint.TriggerHook))
+		outs = append(outs, rn.checkpoint(id, s, action, reason, checkpoint.GitHookCause("pre-commit")))
 		updated[id] = s
 	}
 	return outs, rn.saveSessions(updated)
