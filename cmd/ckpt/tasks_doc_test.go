@@ -30,7 +30,9 @@ func TestTasksDoc(t *testing.T) {
 		t.Helper()
 		var out, errb bytes.Buffer
 		env := &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb,
-			Getenv:   func(k string) string { return map[string]string{"CKPT_AUTHOR_NAME": "t", "CKPT_AUTHOR_EMAIL": "t@example.com"}[k] },
+			Getenv: func(k string) string {
+				return map[string]string{"CKPT_AUTHOR_NAME": "t", "CKPT_AUTHOR_EMAIL": "t@example.com"}[k]
+			},
 			Getwd:    func() (string, error) { return dir, nil },
 			LookPath: func(string) (string, error) { return "", os.ErrNotExist },
 		}
