@@ -58,7 +58,11 @@ func (rn *Runner) RemoveSession(r *repo.Repo) error {
 	if _, err := Unbind(rn.home(), r.ID); err != nil {
 		return err
 	}
-	for _, p := range []string{SessionStatePath(rn.home(), r.ID), filepath.Join(stateDir(rn.home()), "secrets", r.ID+".json")} {
+	// Its trigger state, the status's cache of its secret scan, and the transcript offsets
+	// of its recovered delta (state/delta/<id>.json, docs/architecture.md), which a new
+	// session of the same name must not take for its own.
+	st := stateDir(rn.home())
+	for _, p := range []string{SessionStatePath(rn.home(), r.ID), filepath.Join(st, "secrets", r.ID+".json"), filepath.Join(st, "delta", r.ID+".json")} {
 		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("%s: %w", p, err)
 		}
