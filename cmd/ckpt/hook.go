@@ -213,7 +213,7 @@ func runClaudeHook(c *cli.Context, env *Env) error {
 	if store == "" {
 		return nil // no store, and none to make: no home directory for the user store
 	}
-	a, err := openStore(store, env, true, true)
+	a, err := openStore(store, env, true, event != "SessionStart") // SessionStart never commits
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "ckpt: warning: %v\n", err)
 		return nil
