@@ -360,7 +360,7 @@ func (s *Service) Prepare(r *repo.Repo, cp Plan, o CommitOptions, dry bool) (*re
 	}
 	what := o.Message
 	if what == "" {
-		what = describe(res.Changes, res.Files)
+		what = describe(res.Changes, res.Files, next)
 	}
 	res.Subject = Subject(o.Trigger, what)
 	if dry {
@@ -434,7 +434,7 @@ func changedFiles(old, next map[string][]byte) []string {
 	return out
 }
 
-func describe(changes []sections.Change, files []string) string {
+func describe(changes []sections.Change, files []string, next map[string][]byte) string {
 	var parts []string
 	byStatus := map[sections.Status][]string{}
 	var order []sections.Status
@@ -457,7 +457,9 @@ func describe(changes []sections.Change, files []string) string {
 		parts = append(parts, verbs[st]+" "+strings.Join(names, ", "))
 	}
 	for _, f := range files {
-		if f != File || len(changes) == 0 {
+		if _, kept := next[f]; !kept {
+			parts = append(parts, "remove "+f) // a deleted memory file, say
+		} else if f != File || len(changes) == 0 {
 			parts = append(parts, "update "+f)
 		}
 	}
