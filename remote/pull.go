@@ -48,7 +48,7 @@ func (s *Service) Pull(o Options) (*PullReport, error) {
 	// Everything under refs/heads: the sessions and the knowledge graph, whichever exist.
 	specs := []string{"+refs/heads/*:" + trackingRef(o.Remote, "refs/heads/*")}
 	if err := o.Network.Fetch(t, url, specs); err != nil {
-		return nil, err
+		return nil, networkError(o.Remote, url, err)
 	}
 	if err := failpoint.Check("pull-after-fetch"); err != nil {
 		return nil, err

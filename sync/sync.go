@@ -48,10 +48,16 @@ const (
 type Options struct {
 	Mode       string // Sparse or Full
 	DryRun     bool
-	Transcript string             // a Claude Code or generic JSONL transcript (remembered for later syncs)
-	Logs       []string           // daily logs memory/YYYY-MM-DD.md
-	Tasks      string             // task database (JSON)
-	Trigger    checkpoint.Trigger // the Ckpt-Trigger trailer; defaults to the mode
+	Transcript string // a Claude Code or generic JSONL transcript (remembered for later syncs)
+	// Recorded is the transcript recorded for the session (ckpt init --transcript, a hook's
+	// binding): followed when Transcript is empty and no earlier sync followed one.
+	Recorded string
+	Logs     []string // daily logs memory/YYYY-MM-DD.md
+	Tasks    string   // task database (JSON)
+	// Cause is what ran the sync, the commit's Ckpt-Cause trailer (cron, hook:pre-commit,
+	// claude:PreCompact; checkpoint.ParseCause); "" when run by hand. Its Ckpt-Trigger is
+	// the mode, whatever ran it.
+	Cause string
 	// AllowShrink lets the agent's checkpoint lose more entries than the shrink guard allows.
 	AllowShrink bool
 }
@@ -114,8 +120,13 @@ func (s *Service) Sync(r *repo.Repo, o Options) (*Report, error) {
 	if o.Mode == "" {
 		o.Mode = Full
 	}
-	if o.Trigger == "" {
-		o.Trigger = checkpoint.Trigger(o.Mode)
+	if o.Mode != Full && o.Mode != Sparse {
+		return nil, fmt.Errorf("sync mode %q: want %s or %s", o.Mode, Sparse, Full)
+	}
+	if o.Cause != "" {
+		if _, err := checkpoint.ParseCause(o.Cause); err != nil {
+			return nil, err
+		}
 	}
 	unlock, err := s.cp.Store.Lock(r.LockName, true)
 	if err != nil {
@@ -206,7 +217,7 @@ func (s *Service) syncOnce(r *repo.Repo, o Options) (*Report, error) {
 		}
 	}
 
-	co := checkpoint.CommitOptions{Trigger: o.Trigger, AllowShrink: o.AllowShrink, Mode: o.Mode}
+	co := checkpoint.CommitOptions{Trigger: checkpoint.Trigger(o.Mode), Cause: o.Cause, AllowShrink: o.AllowShrink}
 	if db != nil {
 		co.TaskIDs = db.IDs()
 	}
@@ -271,7 +282,7 @@ func (s *Service) syncOnce(r *repo.Repo, o Options) (*Report, error) {
 		rep.Commit = sp.Commit().String()
 	}
 	kp.MaybePack()
-	if newState != ds {
+	if !newState.Equal(ds) {
 		if err := delta.SaveState(s.cp.Store, r.ID, newState); err != nil {
 			rep.Warnings = append(rep.Warnings, "could not save the transcript offset: "+err.Error())
 		}
@@ -317,7 +328,7 @@ func containsLiteral(t *checkpoint.Template, doc *sections.Document, files map[s
 // written into its delta section (package delta).
 func recoverDelta(t *checkpoint.Template, doc *sections.Document, o Options, ds delta.State, now time.Time, rep *Report) (delta.State, error) {
 	last, _ := doc.MetaValue("last_updated")
-	next, dr, warnings, err := delta.Recover(doc.Section(t.Section(templates.RoleDelta)), last, delta.Sources{Transcript: o.Transcript, Logs: o.Logs}, ds, now)
+	next, dr, warnings, err := delta.Recover(doc.Section(t.Section(templates.RoleDelta)), last, delta.Sources{Transcript: o.Transcript, Recorded: o.Recorded, Logs: o.Logs}, ds, now)
 	rep.Warnings = append(rep.Warnings, warnings...)
 	if err != nil {
 		return ds, err
