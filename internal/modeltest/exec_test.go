@@ -1,0 +1,406 @@
+package modeltest
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// state the model reads from disk before a command, to know which exit code DESIGN.md
+// gives: a checkpoint check rejects, conflict markers left by a pull, a pending merge.
+func (w *world) cpBroken(h *home) bool {
+	b, err := os.ReadFile(h.file("checkpoint.md"))
+	return err != nil || !w.seq.tmpl.valid(b)
+}
+
+func (w *world) markers(h *home) bool {
+	files, _ := os.ReadDir(h.session())
+	for _, f := range files {
+		if f.Type().IsRegular() {
+			if b, err := os.ReadFile(h.file(f.Name())); err == nil && hasMarkers(b) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (w *world) mergePending(h *home) bool {
+	_, err := os.Stat(filepath.Join(h.session(), ".git", "MERGE_HEAD"))
+	return err == nil
+}
+
+// expect checks how a process ended against the exit codes DESIGN.md allows here. A
+// killed process is not judged. A Go panic or runtime error is a failure whatever the
+// code, and so is exit 2: every command the model runs is valid usage.
+func expect(r result, allowed ...int) error {
+	if r.killed {
+		return nil
+	}
+	for _, bad := range []string{"panic:", "goroutine ", "fatal error:", "runtime error"} {
+		if strings.Contains(r.stderr, bad) {
+			return fmt.Errorf("ckpt crashed (%q in stderr)\n%s", bad, r.full())
+		}
+	}
+	if r.code == 2 || !slices.Contains(allowed, r.code) {
+		return fmt.Errorf("unexpected exit code %d, want one of %v\n%s", r.code, allowed, r.full())
+	}
+	return nil
+}
+
+// do runs one operation and returns its outcome for the log; an error is a failure.
+func (w *world) do(o *op) (string, error) {
+	h := w.homes[o.home]
+	t := w.seq.tmpl
+	sec := o.section % len(t.ids)
+	brokenSec := (o.section / 7) % len(t.ids)
+	switch o.kind {
+	case opNote:
+		return "appended", w.appendNote(h, o.style, "agent notes entry")
+
+	case opEdit:
+		disk, err := os.ReadFile(h.file("checkpoint.md"))
+		if errors.Is(err, fs.ErrNotExist) {
+			return "no checkpoint.md on disk; the harness leaves it", nil
+		}
+		if err != nil {
+			return "", err
+		}
+		tk := w.newToken()
+		line := "- harness edit " + tk
+		content, ok := t.insert(t.repair(disk), sec, line)
+		if !ok {
+			return "", fmt.Errorf("harness: no heading %q in checkpoint.md after repair:\n%s", t.headings[sec], indent(string(disk)))
+		}
+		if o.invalid {
+			content = t.breakHeading(content, brokenSec)
+		}
+		w.register(h, fmt.Sprintf("harness edit of checkpoint.md %q", line), false, tk)
+		if err := os.WriteFile(h.file("checkpoint.md"), content, 0o644); err != nil {
+			return "", err
+		}
+		// The harness resolves conflicts in the other files too: marker lines go, every
+		// other line stays.
+		if err := w.dropMarkerLines(h); err != nil {
+			return "", err
+		}
+		if o.invalid {
+			return "wrote an invalid checkpoint", nil
+		}
+		return "wrote", nil
+
+	case opWrite:
+		base := w.headFile(h, "checkpoint.md")
+		if !o.fromHead || base == nil {
+			if disk, err := os.ReadFile(h.file("checkpoint.md")); err == nil {
+				base = disk
+			}
+		}
+		if base == nil {
+			return "", fmt.Errorf("no checkpoint.md in HEAD nor on disk")
+		}
+		tk := w.newToken()
+		line := "- written " + tk
+		content, ok := t.insert(t.repair(base), sec, line)
+		if !ok {
+			return "", fmt.Errorf("write: no heading %q in the base checkpoint:\n%s", t.headings[sec], indent(string(base)))
+		}
+		if o.invalid {
+			content = t.breakHeading(content, brokenSec)
+		}
+		r, err := w.ckpt(h, o, content, "write", "-s", sessionID)
+		if err != nil {
+			return "", err
+		}
+		w.register(h, fmt.Sprintf("ckpt write's stdin (%s)", r.short()), r.killed, tk)
+		want := 0
+		if !t.valid(content) {
+			want = 3
+		}
+		return r.short(), expect(r, want)
+
+	case opWriteNotes:
+		base := w.headFile(h, "notes.md")
+		if !o.fromHead || base == nil {
+			if disk, err := os.ReadFile(h.file("notes.md")); err == nil {
+				base = disk
+			}
+		}
+		base = dropMarkers(base)
+		if len(base) > 0 && base[len(base)-1] != '\n' {
+			base = append(base, '\n')
+		}
+		text, keep := entry(o.style, w.newToken(), w.newToken())
+		content := append(base, text+"\n"...)
+		r, err := w.ckpt(h, o, content, "write", "-s", sessionID, "--file", "notes.md")
+		if err != nil {
+			return "", err
+		}
+		w.register(h, fmt.Sprintf("ckpt write --file notes.md's stdin, entry %q (%s)", text, r.short()), r.killed, keep...)
+		return r.short(), expect(r, 0)
+
+	case opCommit:
+		want := []int{0}
+		if w.cpBroken(h) {
+			want = []int{3}
+		}
+		r, err := w.ckpt(h, o, nil, "commit", "-s", sessionID)
+		if err != nil {
+			return "", err
+		}
+		return r.short(), expect(r, want...)
+
+	case opSync, opSparse:
+		args := []string{"sync", "-s", sessionID}
+		if o.kind == opSparse {
+			if err := w.transcriptLines(h, o.lines, o.partial); err != nil {
+				return "", err
+			}
+			args = append(args, "--sparse", "--transcript", h.transcript)
+		} else if o.full {
+			if _, err := os.Stat(h.transcript); err == nil {
+				args = append(args, "--transcript", h.transcript)
+			}
+		}
+		want := []int{0}
+		switch {
+		case w.cpBroken(h):
+			want = []int{3}
+		case o.kind == opSync && w.markers(h):
+			// Marker lines in notes.md are routed like any line: the checkpoint they land
+			// in may fail check.
+			want = []int{0, 3}
+		}
+		r, err := w.ckpt(h, o, nil, args...)
+		if err != nil {
+			return "", err
+		}
+		return r.short(), expect(r, want...)
+
+	case opRestoreSect, opRestore:
+		out, err := w.git(h.session(), nil, "rev-list", "main")
+		if err != nil {
+			return "", fmt.Errorf("main is unreadable: %w", err)
+		}
+		revs := strings.Fields(out)
+		if len(revs) == 0 {
+			return "", fmt.Errorf("main has no commits")
+		}
+		rev := revs[int(o.rev%uint32(len(revs)))]
+		if o.rev&1 == 0 {
+			rev = rev[:12]
+		}
+		args := []string{"restore", "-s", sessionID, "--rev", rev}
+		want := []int{0}
+		if o.kind == opRestoreSect {
+			args = append(args, "--section", t.ids[sec])
+			if w.cpBroken(h) {
+				// The other sections keep their bytes: a broken heading elsewhere stays.
+				want = []int{0, 3}
+			}
+		}
+		r, err := w.ckpt(h, o, nil, args...)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("R=%s (%d back): %s", rev[:7], o.rev%uint32(len(revs)), r.short()), expect(r, want...)
+
+	case opGC:
+		args := []string{"gc", "-s", sessionID}
+		want := []int{0}
+		if o.squash != "" {
+			args = append(args, "--squash-sparse-older-than", o.squash)
+			if w.mergePending(h) {
+				// Issue 8 item 3: gc refuses to squash while a merge is pending.
+				want = []int{1}
+			}
+		}
+		r, err := w.ckpt(h, o, nil, args...)
+		if err != nil {
+			return "", err
+		}
+		return r.short(), expect(r, want...)
+
+	case opPush:
+		r, err := w.ckpt(h, o, nil, "push")
+		if err != nil {
+			return "", err
+		}
+		if !r.killed && r.code == 1 && pushBehind(r) {
+			return r.short() + " (behind the remote)", nil
+		}
+		return r.short(), expect(r, 0)
+
+	case opPull:
+		want := []int{0, 5}
+		switch {
+		case w.mergePending(h):
+			want = []int{1}
+		case w.cpBroken(h):
+			// Uncommitted bytes are committed before a merge; a broken checkpoint cannot be.
+			want = []int{0, 3}
+		}
+		r, err := w.ckpt(h, o, nil, "pull")
+		if err != nil {
+			return "", err
+		}
+		return r.short(), expect(r, want...)
+	}
+	return "", fmt.Errorf("unknown operation %d", o.kind)
+}
+
+// pushBehind reports whether a push failed because the remote has commits this home has
+// not pulled yet: exit 1, as DESIGN.md gives for a failure, with a message saying so.
+func pushBehind(r result) bool {
+	s := strings.ToLower(r.stderr)
+	return strings.Contains(s, "non-fast-forward") || strings.Contains(s, "fetch first") ||
+		strings.Contains(s, "rejected") || strings.Contains(s, "pull")
+}
+
+// dropMarkerLines removes conflict marker lines from every file of h's session work tree
+// but checkpoint.md (which the harness repairs itself).
+func (w *world) dropMarkerLines(h *home) error {
+	files, err := os.ReadDir(h.session())
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		if !f.Type().IsRegular() || f.Name() == "checkpoint.md" {
+			continue
+		}
+		b, err := os.ReadFile(h.file(f.Name()))
+		if err != nil {
+			return err
+		}
+		if hasMarkers(b) {
+			if err := os.WriteFile(h.file(f.Name()), dropMarkers(b), 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// repairAll is the harness making h's work tree acceptable: headings back, markers gone.
+func (w *world) repairAll(h *home) error {
+	b, err := os.ReadFile(h.file("checkpoint.md"))
+	if err != nil {
+		return err
+	}
+	if r := w.seq.tmpl.repair(b); string(r) != string(b) {
+		if err := os.WriteFile(h.file("checkpoint.md"), r, 0o644); err != nil {
+			return err
+		}
+	}
+	return w.dropMarkerLines(h)
+}
+
+// settle ends a sequence as a user would: each home's work tree repaired and committed
+// (after which git status must be clean), and, with two homes, pull and push until both
+// and the remote agree. A killed pull or push must not keep them from converging, and a
+// pull after that must change nothing.
+func (w *world) settle() error {
+	commit := func(h *home) error {
+		if err := w.repairAll(h); err != nil {
+			return err
+		}
+		r, err := w.ckpt(h, nil, nil, "commit", "-s", sessionID)
+		if err != nil {
+			return err
+		}
+		w.log = append(w.log, fmt.Sprintf("settle %s: repair, ckpt commit: %s", h.name, r.short()))
+		if err := expect(r, 0); err != nil {
+			return err
+		}
+		out, err := w.git(h.session(), nil, "status", "--porcelain")
+		if err != nil {
+			return err
+		}
+		if strings.TrimSpace(out) != "" {
+			return fmt.Errorf("home %s: git status is not clean after ckpt commit:\n%s", h.name, indent(out))
+		}
+		return nil
+	}
+	for _, h := range w.homes {
+		if err := commit(h); err != nil {
+			return err
+		}
+	}
+	if len(w.homes) < 2 {
+		return nil
+	}
+	for round := range 2 {
+		for _, h := range w.homes {
+			r, err := w.ckpt(h, nil, nil, "pull")
+			if err != nil {
+				return err
+			}
+			w.log = append(w.log, fmt.Sprintf("settle %s round %d: ckpt pull: %s", h.name, round+1, r.short()))
+			if err := expect(r, 0, 5); err != nil {
+				return err
+			}
+			if r.code == 5 {
+				if err := commit(h); err != nil {
+					return err
+				}
+			}
+			r, err = w.ckpt(h, nil, nil, "push")
+			if err != nil {
+				return err
+			}
+			w.log = append(w.log, fmt.Sprintf("settle %s round %d: ckpt push: %s", h.name, round+1, r.short()))
+			if err := expect(r, 0); err != nil {
+				return err
+			}
+		}
+	}
+	heads := func() (string, error) {
+		var b strings.Builder
+		for _, h := range w.homes {
+			for _, d := range []string{h.session(), h.knowledge()} {
+				out, err := w.git(d, nil, "rev-parse", "main")
+				if err != nil {
+					return "", err
+				}
+				fmt.Fprintf(&b, "%s %s", filepath.Base(d), out)
+			}
+		}
+		return b.String(), nil
+	}
+	before, err := heads()
+	if err != nil {
+		return err
+	}
+	lines := strings.Split(strings.TrimSpace(before), "\n")
+	remote, err := w.git(w.remote, nil, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads/")
+	if err != nil {
+		return err
+	}
+	if lines[0] != lines[2] || lines[1] != lines[3] ||
+		!strings.Contains(remote, "refs/heads/sessions/"+sessionID+" "+strings.Fields(lines[0])[1]) ||
+		!strings.Contains(remote, "refs/heads/knowledge "+strings.Fields(lines[1])[1]) {
+		return fmt.Errorf("the homes did not converge after two rounds of pull and push:\nhomes a then b:\n%sremote:\n%s", indent(before), indent(remote))
+	}
+	for _, h := range w.homes {
+		r, err := w.ckpt(h, nil, nil, "pull")
+		if err != nil {
+			return err
+		}
+		w.log = append(w.log, fmt.Sprintf("settle %s: ckpt pull once more: %s", h.name, r.short()))
+		if err := expect(r, 0); err != nil {
+			return err
+		}
+	}
+	after, err := heads()
+	if err != nil {
+		return err
+	}
+	if after != before {
+		return fmt.Errorf("a pull with nothing new changed a home:\nbefore:\n%safter:\n%s", indent(before), indent(after))
+	}
+	return nil
+}
