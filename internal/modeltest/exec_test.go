@@ -34,6 +34,11 @@ func (w *world) mergePending(h *home) bool {
 	return err == nil
 }
 
+func (w *world) knowledgeMergePending(h *home) bool {
+	_, err := os.Stat(filepath.Join(h.knowledge(), ".git", "MERGE_HEAD"))
+	return err == nil
+}
+
 // expect checks how a process ended against the exit codes DESIGN.md allows here. A
 // killed process is not judged. A Go panic or runtime error is a failure whatever the
 // code, and so is exit 2: every command the model runs is valid usage.
@@ -238,7 +243,8 @@ func (w *world) do(o *op) (string, error) {
 	case opPull:
 		want := []int{0, 5}
 		switch {
-		case w.mergePending(h):
+		case w.mergePending(h) || w.knowledgeMergePending(h):
+			// A pull that left conflicts must be finished before the next one.
 			want = []int{1}
 		case w.cpBroken(h):
 			// Uncommitted bytes are committed before a merge; a broken checkpoint cannot be.
@@ -262,23 +268,29 @@ func pushBehind(r result) bool {
 }
 
 // dropMarkerLines removes conflict marker lines from every file of h's session work tree
-// but checkpoint.md (which the harness repairs itself).
+// but checkpoint.md (which the harness repairs itself), and of its knowledge work tree.
 func (w *world) dropMarkerLines(h *home) error {
-	files, err := os.ReadDir(h.session())
-	if err != nil {
-		return err
-	}
-	for _, f := range files {
-		if !f.Type().IsRegular() || f.Name() == "checkpoint.md" {
+	for _, dir := range []string{h.session(), h.knowledge()} {
+		files, err := os.ReadDir(dir)
+		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		b, err := os.ReadFile(h.file(f.Name()))
 		if err != nil {
 			return err
 		}
-		if hasMarkers(b) {
-			if err := os.WriteFile(h.file(f.Name()), dropMarkers(b), 0o644); err != nil {
+		for _, f := range files {
+			if !f.Type().IsRegular() || (dir == h.session() && f.Name() == "checkpoint.md") {
+				continue
+			}
+			p := filepath.Join(dir, f.Name())
+			b, err := os.ReadFile(p)
+			if err != nil {
 				return err
+			}
+			if hasMarkers(b) {
+				if err := os.WriteFile(p, dropMarkers(b), 0o644); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -307,6 +319,17 @@ func (w *world) settle() error {
 	commit := func(h *home) error {
 		if err := w.repairAll(h); err != nil {
 			return err
+		}
+		if w.knowledgeMergePending(h) {
+			// What ckpt's own hint says to do after a conflict in the knowledge repository.
+			r, err := w.ckpt(h, nil, nil, "commit", "-s", "knowledge")
+			if err != nil {
+				return err
+			}
+			w.log = append(w.log, fmt.Sprintf("settle %s: resolve the knowledge conflict, ckpt commit -s knowledge (as the hint says): %s", h.name, r.short()))
+			if err := expect(r, 0); err != nil {
+				return fmt.Errorf("a conflict in the knowledge repository cannot be finished: %w", err)
+			}
 		}
 		r, err := w.ckpt(h, nil, nil, "commit", "-s", sessionID)
 		if err != nil {

@@ -70,7 +70,7 @@ func TestModel(t *testing.T) {
 		switch {
 		case *flagSeed != 0:
 			seeds <- *flagSeed
-		case long:
+		case *flagSoak > 0:
 			for s := *flagStart; time.Since(began) < *flagSoak; s++ {
 				seeds <- s
 			}
@@ -110,7 +110,7 @@ func TestModel(t *testing.T) {
 	}
 	wg.Wait()
 	t.Logf("%s\nin %s", st, time.Since(began).Round(time.Millisecond))
-	if long {
+	if *flagSoak > 0 {
 		fmt.Printf("soak from seed %d for %s: %s\n", *flagStart, time.Since(began).Round(time.Second), st)
 	}
 }
