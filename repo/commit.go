@@ -1,12 +1,7 @@
 package repo
 
 import (
-	"bytes"
 	"errors"
-	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -28,6 +23,12 @@ type CommitRequest struct {
 	When time.Time
 	// Force commits even when the tree equals HEAD's (a merge commit, say).
 	Force bool
+	// Disk, Touch and Appendable say how Apply treats the work tree (see WorkTreeUpdate):
+	// the bytes the caller read (compare and swap), files to repair though the tree does not
+	// change them, and files an agent appends to.
+	Disk       map[string][]byte
+	Touch      []string
+	Appendable []string
 }
 
 // Commit writes req as a new commit on main and updates the work tree and index. It returns
@@ -39,11 +40,14 @@ func (r *Repo) Commit(req CommitRequest) (Hash, bool, error) {
 
 func (r *Repo) commit(req CommitRequest, maybePack bool) (Hash, bool, error) {
 	p, err := r.Prepare(req)
-	if err != nil || !p.Changed() {
-		return p.Commit(), false, err
+	if err != nil {
+		return ZeroHash, false, err
 	}
 	if err := p.Apply(); err != nil {
 		return ZeroHash, false, err
+	}
+	if !p.Changed() {
+		return p.Commit(), false, nil
 	}
 	if maybePack {
 		_ = r.maybePack()
@@ -64,8 +68,13 @@ type Prepared struct {
 	entries []treeEntry
 	oldTree map[string]Hash
 	message string
-	restore func()
+	work    WorkTreeUpdate
+	undo    func()
 	applied bool
+	// Repaired are the files Apply brought back to the tree's bytes although the commit
+	// did not change them (CommitRequest.Touch); Kept are files that hold, after the tree's
+	// bytes, what an agent appended meanwhile (CommitRequest.Appendable).
+	Repaired, Kept []string
 }
 
 // Commit is the prepared commit's hash (HEAD's when nothing changed).
@@ -102,16 +111,17 @@ func (r *Repo) Prepare(req CommitRequest) (*Prepared, error) {
 	}
 	treeData := encodeTree(entries)
 	treeHash := objectHash(plumbing.TreeObject, treeData)
-	p := &Prepared{r: r, head: head, commit: head, files: req.Files, entries: entries, tree: treeHash}
+	p := &Prepared{r: r, head: head, commit: head, files: req.Files, entries: entries, tree: treeHash,
+		work: WorkTreeUpdate{Files: req.Files, Disk: req.Disk, Touch: req.Touch, Appendable: req.Appendable}}
 	if head != ZeroHash {
 		ht, files, err := r.headTree(head)
 		if err != nil {
 			return nil, err
 		}
+		p.oldTree, p.work.Old = files, files
 		if ht == treeHash && !req.Force && len(parents) == 1 && parents[0] == head {
 			return p, nil
 		}
-		p.oldTree = files
 	}
 	ow := newObjectWriter(r.GitDir, st.Opts.Fsync)
 	for _, e := range entries {
@@ -146,29 +156,51 @@ func (r *Repo) Prepare(req CommitRequest) (*Prepared, error) {
 // Apply makes the prepared commit the new HEAD: the work tree first (a crash after it leaves
 // the new bytes on disk, which the next `ckpt commit` records, rather than a HEAD that the
 // disk contradicts), then the ref (compare-and-swap against the HEAD seen by Prepare), then
-// the index.
+// the index. Only the files the commit changes (and those named in Touch) are written, each
+// only while it holds the bytes the caller read (Disk). A commit with nothing to commit
+// still repairs the Touch files.
 func (p *Prepared) Apply() error {
-	if !p.Changed() || p.applied {
+	if p == nil || p.applied {
 		return nil
 	}
 	r, st := p.r, p.r.store
-	restore, err := r.writeWorkTree(p.files, p.oldTree)
+	w, err := r.applyWorkTree(p.work)
 	if err != nil {
 		return err
 	}
+	p.Kept = w.kept
+	if !p.Changed() {
+		p.Repaired = w.written
+		return nil
+	}
 	if err := st.updateRef(r.GitDir, refUpdate{name: MainRef, old: p.head, new: p.commit, msg: "commit: " + p.message}, st.Opts.Author); err != nil {
-		restore()
+		w.undo()
 		return err
 	}
-	p.restore, p.applied = restore, true
+	p.undo, p.applied = w.undo, true
 	files := make(map[string]Hash, len(p.entries))
 	for _, e := range p.entries {
 		files[e.name] = e.hash
 	}
 	r.known = knownHead{commit: p.commit, tree: p.tree, files: files}
 	// The commit is durable from here on; the index is bookkeeping a later commit redoes.
-	_ = st.writeIndex(r.GitDir, r.WorkDir, p.entries)
+	_ = st.writeIndex(r.GitDir, r.WorkDir, p.entries, p.onDisk(w))
 	return nil
+}
+
+// onDisk says which entries the work tree holds exactly: the index records stat data only
+// for those, so `git status` rehashes (and shows as modified) a file that holds more.
+func (p *Prepared) onDisk(w *workTreeWrite) func(name string, h Hash) bool {
+	return func(name string, h Hash) bool {
+		if exact, ok := w.exact[name]; ok {
+			return exact
+		}
+		if p.work.Disk == nil {
+			return true // nothing written, nothing read: as before, trust the stat data
+		}
+		b, ok := p.work.Disk[name]
+		return ok && objectHash(plumbing.BlobObject, b) == h
+	}
 }
 
 // knownHead remembers the tree of the commit this process last made, so the next commit
@@ -208,75 +240,16 @@ func (p *Prepared) Undo() error {
 	if err != nil {
 		return err
 	}
-	p.restore()
+	p.undo()
 	p.applied = false
 	if p.head != ZeroHash {
 		old := make([]treeEntry, 0, len(p.oldTree))
 		for name, h := range p.oldTree {
 			old = append(old, treeEntry{name, h})
 		}
-		_ = st.writeIndex(r.GitDir, r.WorkDir, old)
+		_ = st.writeIndex(r.GitDir, r.WorkDir, old, nil)
 	}
 	return nil
-}
-
-// writeWorkTree writes the files that differ from the disk and removes versioned files that
-// the new tree drops. It returns a function that puts the old bytes back, for a commit that
-// fails after this point.
-func (r *Repo) writeWorkTree(files map[string][]byte, oldTree map[string]Hash) (func(), error) {
-	type saved struct {
-		data   []byte
-		exists bool
-	}
-	undo := map[string]saved{}
-	restore := func() {
-		for name, s := range undo {
-			p := filepath.Join(r.WorkDir, name)
-			if s.exists {
-				_ = WriteFileAtomic(p, s.data, 0o644, r.store.Opts.Fsync)
-			} else {
-				_ = os.Remove(p)
-			}
-		}
-	}
-	names := make([]string, 0, len(files))
-	for name := range files {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		p := filepath.Join(r.WorkDir, name)
-		cur, err := os.ReadFile(p)
-		exists := err == nil
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			restore()
-			return nil, fmt.Errorf("read %s: %w", p, err)
-		}
-		if exists && bytes.Equal(cur, files[name]) {
-			continue
-		}
-		undo[name] = saved{cur, exists}
-		if err := WriteFileAtomic(p, files[name], 0o644, r.store.Opts.Fsync); err != nil {
-			restore()
-			return nil, fmt.Errorf("write %s: %w", p, err)
-		}
-	}
-	for name := range oldTree {
-		if _, keep := files[name]; keep {
-			continue
-		}
-		p := filepath.Join(r.WorkDir, name)
-		cur, err := os.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		undo[name] = saved{cur, true}
-		if err := os.Remove(p); err != nil {
-			restore()
-			return nil, fmt.Errorf("remove %s: %w", p, err)
-		}
-	}
-	return restore, nil
 }
 
 // Head returns the commit main points to (ZeroHash before the first commit).

@@ -342,9 +342,11 @@ func (r *Repo) MergeBase(a, b Hash) (Hash, error) {
 	return bases[0].Hash, nil
 }
 
-// Checkout points main at h (which the repository holds) and writes its files to the work
-// tree and index: a fast-forward. old is the HEAD this replaces (compare-and-swap).
-func (r *Repo) Checkout(old, h Hash) error {
+// Checkout points main at h (which the repository holds) and writes the files it changes
+// to the work tree and index: a fast-forward. old is the HEAD this replaces
+// (compare-and-swap); disk, when not nil, is the work tree as the caller read it, and a file
+// that changed since is not overwritten (ErrWorkTreeChanged).
+func (r *Repo) Checkout(old, h Hash, disk map[string][]byte) error {
 	files, err := r.Files(h)
 	if err != nil {
 		return err
@@ -359,19 +361,20 @@ func (r *Repo) Checkout(old, h Hash) error {
 			return err
 		}
 	}
-	restore, err := r.writeWorkTree(files, oldTree)
+	w, err := r.applyWorkTree(WorkTreeUpdate{Files: files, Old: oldTree, Disk: disk})
 	if err != nil {
 		return err
 	}
 	if err := r.store.updateRef(r.GitDir, refUpdate{name: MainRef, old: old, new: h, msg: "fast-forward"}, r.store.Opts.Author); err != nil {
-		restore()
+		w.undo()
 		return err
 	}
 	entries := make([]treeEntry, 0, len(files))
 	for name, data := range files {
 		entries = append(entries, treeEntry{name, objectHash(plumbing.BlobObject, data)})
 	}
-	_ = r.store.writeIndex(r.GitDir, r.WorkDir, entries)
+	p := &Prepared{work: WorkTreeUpdate{Disk: disk}}
+	_ = r.store.writeIndex(r.GitDir, r.WorkDir, entries, p.onDisk(w))
 	return nil
 }
 
@@ -426,7 +429,7 @@ func (st *Store) materialize(dir, id, lockName string, src *Repo, h Hash, config
 	if _, err := CopyHistory(src, r, h); err != nil {
 		return nil, err
 	}
-	if err := r.Checkout(ZeroHash, h); err != nil {
+	if err := r.Checkout(ZeroHash, h, nil); err != nil {
 		return nil, err
 	}
 	if err := os.Rename(tmp, dir); err != nil {
@@ -468,24 +471,21 @@ func (r *Repo) SetMergeHead(h Hash, msg string) error {
 	return WriteFileAtomic(p, []byte(h.String()+"\n"), 0o644, r.store.Opts.Fsync)
 }
 
-// WriteWorkFiles writes files into the work tree (a merge left with conflicts) without
-// committing; files not named are left alone.
-func (r *Repo) WriteWorkFiles(files map[string][]byte) error {
-	for name, data := range files {
+// WriteWorkFiles writes into the work tree, without committing, the files that differ
+// between old and files (a merge left with conflicts), each only while it holds the bytes
+// of disk, the work tree as the caller read it (else ErrWorkTreeChanged, nothing written).
+func (r *Repo) WriteWorkFiles(files, old, disk map[string][]byte) error {
+	for name := range files {
 		if err := ValidFileName(name); err != nil {
 			return err
 		}
-		if data == nil {
-			if err := os.Remove(r.WorkPath(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return err
-			}
-			continue
-		}
-		if err := WriteFileAtomic(r.WorkPath(name), data, 0o644, r.store.Opts.Fsync); err != nil {
-			return err
-		}
 	}
-	return nil
+	oldTree := make(map[string]Hash, len(old))
+	for name, b := range old {
+		oldTree[name] = objectHash(plumbing.BlobObject, b)
+	}
+	_, err := r.applyWorkTree(WorkTreeUpdate{Files: files, Old: oldTree, Disk: disk})
+	return err
 }
 
 // GitNetwork moves refs between the transport repository and a remote URL: the system git

@@ -48,6 +48,11 @@ func (s *Service) Review(id, state string) (*KGEntry, repo.Hash, bool, error) {
 	if err != nil {
 		return nil, repo.ZeroHash, false, err
 	}
+	files, err := kr.WorkFiles()
+	if err != nil {
+		return nil, repo.ZeroHash, false, err
+	}
+	disk := copyFiles(files)
 	kg, err := s.KnowledgeGraph()
 	if err != nil {
 		return nil, repo.ZeroHash, false, err
@@ -62,13 +67,10 @@ func (s *Service) Review(id, state string) (*KGEntry, repo.Hash, bool, error) {
 	}
 	from := e.State
 	e.State = state
-	files, err := kr.WorkFiles()
-	if err != nil {
-		return nil, repo.ZeroHash, false, err
-	}
 	files[KnowledgeFile] = kg.Render()
 	verb := map[string]string{StateAccepted: "accept", StateRejected: "reject", StatePending: "reopen"}[state]
 	msg := fmt.Sprintf("knowledge(%s): %s\n\n%s moves from %s to %s.\n\nCkpt-Trigger: manual\n", verb, e.ID, e.ID, from, state)
-	h, changed, err := kr.Commit(repo.CommitRequest{Files: files, Message: msg})
+	// The graph is replaced only while it holds the bytes read (a sync may write it too).
+	h, changed, err := kr.Commit(repo.CommitRequest{Files: files, Message: msg, Disk: disk})
 	return e, h, changed, err
 }

@@ -489,8 +489,15 @@ func (s *Service) integrate(r *repo.Repo, src *repo.Repo, theirs repo.Hash, labe
 		ps.Result = "ahead"
 		return ps, err
 	}
-	// Record what is on disk first: a harness's uncommitted checkpoint, pending notes.
-	old, err := r.Files(head)
+	return retryPlan(func() (PulledSession, error) { return s.integrateOnce(r, theirs, label) })
+}
+
+// integrateOnce is one attempt of integrate under the lock: what is on disk is recorded
+// first (autosave), then theirs is checked out or merged, each file written only while it
+// holds the bytes read.
+func (s *Service) integrateOnce(r *repo.Repo, theirs repo.Hash, label string) (PulledSession, error) {
+	ps := PulledSession{Session: r.ID}
+	head, old, err := headFiles(r)
 	if err != nil {
 		return ps, err
 	}
@@ -498,17 +505,13 @@ func (s *Service) integrate(r *repo.Repo, src *repo.Repo, theirs repo.Hash, labe
 	if err != nil {
 		return ps, err
 	}
-	if changedFiles(old, disk) != nil {
-		res, err := s.commitFiles(r, head, old, disk, CommitOptions{Trigger: "manual", Message: "record the work tree before merging " + label})
-		if err != nil {
-			return ps, fmt.Errorf("%s: commit the work tree before merging: %w", r.ID, err)
-		}
-		head, old = res.Commit, disk
+	if head, old, _, err = s.autosave(r, head, old, disk, "merging "+label); err != nil {
+		return ps, fmt.Errorf("%s: %w", r.ID, err)
 	}
 	if ff, err := r.IsAncestor(head, theirs); err != nil {
 		return ps, err
 	} else if ff {
-		if err := r.Checkout(head, theirs); err != nil {
+		if err := r.Checkout(head, theirs, disk); err != nil {
 			return ps, err
 		}
 		ps.Result, ps.Commit = "fast-forward", theirs.String()
@@ -534,7 +537,7 @@ func (s *Service) integrate(r *repo.Repo, src *repo.Repo, theirs repo.Hash, labe
 	}
 	msg := fmt.Sprintf("checkpoint(merge): merge %s\n\nCkpt-Session: %s\nCkpt-Trigger: merge\n", label, r.ID)
 	if len(conflicts) > 0 {
-		if err := r.WriteWorkFiles(merged); err != nil {
+		if err := r.WriteWorkFiles(merged, old, disk); err != nil {
 			return ps, err
 		}
 		if err := r.SetMergeHead(theirs, msg); err != nil {
@@ -548,7 +551,7 @@ func (s *Service) integrate(r *repo.Repo, src *repo.Repo, theirs repo.Hash, labe
 		sort.Strings(ps.Files)
 		return ps, nil
 	}
-	res, err := s.commitFiles(r, head, old, merged, CommitOptions{Trigger: "merge", Message: "merge " + label, Parents: []repo.Hash{head, theirs}})
+	res, err := s.commitFiles(r, commitPlan{head: head, old: old, next: merged, disk: disk}, CommitOptions{Trigger: "merge", Message: "merge " + label, Parents: []repo.Hash{head, theirs}})
 	if err != nil {
 		return ps, err
 	}

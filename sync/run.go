@@ -34,6 +34,8 @@ type Options struct {
 	Logs       []string // daily logs memory/YYYY-MM-DD.md
 	Tasks      string   // task database (JSON)
 	Trigger    string   // the Ckpt-Trigger trailer; defaults to the mode
+	// AllowShrink lets the agent's checkpoint lose more entries than the shrink guard allows.
+	AllowShrink bool
 }
 
 // Report says what a sync did (or, with DryRun, would do).
@@ -138,13 +140,20 @@ func (s *Service) Sync(r *repo.Repo, o Options) (*Report, error) {
 	if o.Trigger == "" {
 		o.Trigger = o.Mode
 	}
-	rep := &Report{Session: r.ID, Mode: o.Mode, DryRun: o.DryRun, Entries: []EntryReport{}, Spills: []Spill{}, Promotions: []Promotion{}, Moved: []MovedLine{}, Warnings: []string{}}
 	unlock, err := s.Store.Lock(r.LockName, true)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
+	return retryPlan(func() (*Report, error) { return s.syncOnce(r, o) })
+}
 
+// syncOnce is one attempt of Sync under the session's lock. It fails with
+// repo.ErrWorkTreeChanged, having changed nothing, when a file it would replace changed
+// since it read it; notes appended to notes.md meanwhile are not such a change: they stay
+// after the reset notes for the next sync.
+func (s *Service) syncOnce(r *repo.Repo, o Options) (*Report, error) {
+	rep := &Report{Session: r.ID, Mode: o.Mode, DryRun: o.DryRun, Entries: []EntryReport{}, Spills: []Spill{}, Promotions: []Promotion{}, Moved: []MovedLine{}, Warnings: []string{}}
 	t, err := s.LoadTemplate(r.Template())
 	if err != nil {
 		return nil, err
@@ -163,6 +172,7 @@ func (s *Service) Sync(r *repo.Repo, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	disk := copyFiles(files)
 	cp, ok := files[CheckpointFile]
 	if !ok {
 		return nil, fmt.Errorf("%s: missing from the work tree\nhint: bring it back with ckpt restore -s %s --rev HEAD", r.WorkPath(CheckpointFile), r.ID)
@@ -216,11 +226,11 @@ func (s *Service) Sync(r *repo.Repo, o Options) (*Report, error) {
 		}
 	}
 
-	co := CommitOptions{Trigger: o.Trigger}
+	co := CommitOptions{Trigger: o.Trigger, AllowShrink: o.AllowShrink}
 	if db != nil {
 		co.TaskIDs = db.IDs()
 	}
-	sp, res, err := s.prepareCommit(r, head, old, files, co, o.DryRun)
+	sp, res, err := s.prepareCommit(r, commitPlan{head: head, old: old, next: files, disk: disk, touch: names(files), agent: disk[CheckpointFile]}, co, o.DryRun)
 	if err != nil {
 		return nil, err
 	}
@@ -258,15 +268,18 @@ func (s *Service) Sync(r *repo.Repo, o Options) (*Report, error) {
 	if err := failpoint.Check("sync-between-repositories"); err != nil {
 		return nil, kp.rollback(err)
 	}
+	if err := sp.Apply(); err != nil {
+		return nil, kp.rollback(err)
+	}
 	if sp != nil && sp.Changed() {
-		if err := sp.Apply(); err != nil {
-			return nil, kp.rollback(err)
-		}
 		if err := res.finishMerge(r); err != nil {
 			rep.Warnings = append(rep.Warnings, "could not clear the finished merge: "+err.Error())
 		}
 		r.MaybePack()
 		rep.Changed = true
+	}
+	if sp != nil && len(sp.Kept) > 0 {
+		rep.Warnings = append(rep.Warnings, "notes appended during the sync are kept in "+NotesFile+" for the next sync")
 	}
 	rep.Commit = shortCommit(sp, head)
 	if sp != nil {
@@ -625,6 +638,7 @@ func (s *Service) prepareKnowledge(t *Template, mem *memoryDoc, doc *sections.Do
 	}
 	dir := s.Store.KnowledgeDir()
 	kgSrc, err := os.ReadFile(filepath.Join(dir, KnowledgeFile))
+	oldKG := kgSrc // nil when there is none yet
 	if errors.Is(err, fs.ErrNotExist) {
 		kgSrc, err = kgTmpl.Source, nil
 	}
@@ -648,7 +662,6 @@ func (s *Service) prepareKnowledge(t *Template, mem *memoryDoc, doc *sections.Do
 	rep.Promotions = append(rep.Promotions, kg.Promote(decisions, prov, s.Config.Review())...)
 	files := map[string][]byte{KnowledgeFile: kg.Render(), MemoryFile: mem.doc.Render()}
 	changed := false
-	oldKG, _ := os.ReadFile(filepath.Join(dir, KnowledgeFile))
 	for name, b := range files {
 		var prev []byte
 		if name == KnowledgeFile {
@@ -682,6 +695,18 @@ func (s *Service) prepareKnowledge(t *Template, mem *memoryDoc, doc *sections.Do
 	if err != nil {
 		return fail(err)
 	}
+	// Replace MEMORY.md and the graph only while they hold the bytes this sync read.
+	seen := copyFiles(disk)
+	for name, b := range map[string][]byte{MemoryFile: mem.old, KnowledgeFile: oldKG} {
+		if kc.created {
+			break // its files are the ones this sync just wrote
+		}
+		if b == nil {
+			delete(seen, name)
+		} else {
+			seen[name] = b
+		}
+	}
 	for name, b := range files {
 		disk[name] = b
 	}
@@ -697,7 +722,7 @@ func (s *Service) prepareKnowledge(t *Template, mem *memoryDoc, doc *sections.Do
 		subject = "knowledge(memory): update " + MemoryFile
 	}
 	msg := fmt.Sprintf("%s\n\nCkpt-Session: %s\nCkpt-Checkpoint: %s\nCkpt-Trigger: full\n", subject, prov.Session, prov.Commit)
-	p, err := kr.Prepare(repo.CommitRequest{Files: disk, Message: msg})
+	p, err := kr.Prepare(repo.CommitRequest{Files: disk, Message: msg, Disk: seen})
 	if err != nil {
 		kc.discard()
 		return fail(err)

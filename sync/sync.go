@@ -10,6 +10,7 @@ package sync
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/ckpt-dev/ckpt/internal/config"
@@ -18,8 +19,12 @@ import (
 	"github.com/ckpt-dev/ckpt/templates"
 )
 
+// TriggerAutosave marks the commit of uncommitted bytes a command found in a work tree
+// before it replaced files there.
+const TriggerAutosave = "autosave"
+
 // Triggers name what caused a commit (the Ckpt-Trigger trailer).
-var Triggers = []string{"manual", "write", "sparse", "full", "hook", "cron", "restore", "merge"}
+var Triggers = []string{"manual", "write", "sparse", "full", "hook", "cron", "restore", "merge", TriggerAutosave}
 
 // ValidTrigger reports whether t is one of Triggers.
 func ValidTrigger(t string) bool {
@@ -117,6 +122,10 @@ type CheckOptions struct {
 	// TaskIDs, when not nil, are the ids of the task database: a task line with another id
 	// is an error.
 	TaskIDs map[string]bool
+	// Previous, when not nil, is the last committed checkpoint: the shrink guard compares
+	// with it. Elsewhere are the spill files, where removed entries may have moved.
+	Previous  []byte
+	Elsewhere [][]byte
 }
 
 // Check parses content with template t and checks it.
@@ -125,7 +134,44 @@ func (s *Service) Check(t *Template, content []byte, o CheckOptions) (*sections.
 	rules := t.Rules()
 	rules.TaskIDs = o.TaskIDs
 	rules.Extra = append(rules.Extra, sections.SecretCheck(s.Config.Secrets.Allow))
-	return doc, sections.Check(doc, t.Doc, rules)
+	fs := sections.Check(doc, t.Doc, rules)
+	// The shrink guard compares sections one by one, which only means something once the
+	// structure is right.
+	if o.Previous != nil && !sections.HasErrors(fs) {
+		fs = append(fs, sections.Shrink(t.Parse(o.Previous), doc, s.shrinkRules(t, o.Elsewhere))...)
+	}
+	return doc, fs
+}
+
+// shrinkRules are the shrink guard's rules for template t: Key Decisions lose nothing, the
+// template's rolling sections are exempt, any other section may lose at most the configured
+// share of its entries (default one half).
+func (s *Service) shrinkRules(t *Template, elsewhere [][]byte) sections.ShrinkRules {
+	r := sections.ShrinkRules{Strict: map[sections.ID]bool{}, Exempt: map[sections.ID]bool{}, MaxShare: s.Config.Shrink.MaxShare, Elsewhere: elsewhere}
+	if id := t.Section(templates.RoleDecisions); id != "" {
+		r.Strict[id] = true
+	}
+	if id := t.Section(templates.RoleDelta); id != "" {
+		r.Exempt[id] = true
+	}
+	for _, id := range t.Spec.Rolling {
+		r.Exempt[sections.ID(id)] = true
+	}
+	for _, id := range s.Config.Shrink.Exempt {
+		r.Exempt[sections.ID(id)] = true
+	}
+	return r
+}
+
+// SpillFiles returns the contents of the spill files (checkpoint-<topic>.md) among files.
+func SpillFiles(files map[string][]byte) [][]byte {
+	var out [][]byte
+	for _, name := range names(files) {
+		if strings.HasPrefix(name, "checkpoint-") {
+			out = append(out, files[name])
+		}
+	}
+	return out
 }
 
 // GuessTemplate picks the checkpoint template whose section ids best match content's, for a
@@ -156,4 +202,18 @@ func (s *Service) GuessTemplate(content []byte) string {
 		}
 	}
 	return best
+}
+
+// ShrinkBase is what the shrink guard compares a session's checkpoint on disk with: the last
+// committed checkpoint, and the spill files on disk.
+func (s *Service) ShrinkBase(r *repo.Repo) ([]byte, [][]byte, error) {
+	_, old, err := headFiles(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	disk, err := r.WorkFiles()
+	if err != nil {
+		return nil, nil, err
+	}
+	return old[CheckpointFile], SpillFiles(disk), nil
 }

@@ -2,7 +2,9 @@ package sync
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -25,12 +27,16 @@ func FormatTime(t time.Time) string { return t.UTC().Format(TimeFormat) }
 
 // CommitOptions describe a commit: its trigger and an optional message.
 type CommitOptions struct {
-	Trigger string // manual, write, sparse, full, hook, cron, restore, merge
+	Trigger string // manual, write, sparse, full, hook, cron, restore, merge, autosave
 	Message string // replaces the generated description in the subject
 	// TaskIDs, when not nil, also check task ids against the task database.
 	TaskIDs map[string]bool
 	// Parents of the commit: nil for HEAD; a merge gives HEAD and the other side.
 	Parents []repo.Hash
+	// Verbatim commits the bytes as they are, without metadata upkeep (an autosave).
+	Verbatim bool
+	// AllowShrink lets the checkpoint lose more entries than the shrink guard allows.
+	AllowShrink bool
 }
 
 // Result is what a commit did.
@@ -41,6 +47,133 @@ type Result struct {
 	Files    []string      // files that changed
 	Subject  string
 	Findings []sections.Finding // warnings of the check that passed
+	// Autosave is what the command first did with uncommitted bytes it found in the work
+	// tree, or nil when there were none.
+	Autosave *Autosave
+	// Repaired are files brought back to the committed bytes with no new commit (a restore of
+	// a broken or deleted file); Kept are files that hold, after the committed bytes, what an
+	// agent appended while the command ran (notes waiting for the next sync).
+	Repaired, Kept []string
+}
+
+// Autosave is the commit (trigger autosave) of uncommitted bytes a command found in the work
+// tree before it replaced files there, and the rejected ref of those that check refused.
+type Autosave struct {
+	Commit      repo.Hash `json:"commit,omitempty"`
+	Files       []string  `json:"files"`
+	RejectedRef string    `json:"rejected_ref,omitempty"`
+	Rejected    []string  `json:"rejected_files,omitempty"`
+}
+
+// maxPlans bounds how often a command plans again because a file it was about to replace
+// changed underneath (an agent writing while ckpt commits).
+const maxPlans = 20
+
+// change is one command's edit of a session's files. base is the committed files it starts
+// from (HEAD, after any autosave), disk the work tree as read. It returns the complete new
+// set of files and the files to bring to their new bytes even if the commit leaves them
+// unchanged.
+type change func(base, disk map[string][]byte) (next map[string][]byte, touch []string, err error)
+
+// commitChange is the one path by which a command changes a session's work tree and
+// history. Under the session's exclusive lock, uncommitted bytes in the work tree are first
+// committed as they are (autosave), or kept under refs/ckpt/rejected/N when check refuses
+// them; then the change is planned from the result and committed; then only the files it
+// changes are written, each only while it holds the bytes read (compare and swap). A file
+// written meanwhile makes it start again from what is on disk now. So no command discards
+// bytes it did not create.
+func (s *Service) commitChange(r *repo.Repo, o CommitOptions, plan change) (Result, error) {
+	unlock, err := s.Store.Lock(r.LockName, true)
+	if err != nil {
+		return Result{}, err
+	}
+	defer unlock()
+	return retryPlan(func() (Result, error) { return s.commitOnce(r, o, plan) })
+}
+
+// retryPlan runs one attempt of a command again while the work tree changes underneath it.
+func retryPlan[T any](attempt func() (T, error)) (T, error) {
+	for i := 1; ; i++ {
+		res, err := attempt()
+		if !errors.Is(err, repo.ErrWorkTreeChanged) || i == maxPlans {
+			if errors.Is(err, repo.ErrWorkTreeChanged) {
+				err = fmt.Errorf("%w\nhint: something keeps writing it; nothing was lost, try again", err)
+			}
+			return res, err
+		}
+		time.Sleep(time.Duration(i) * time.Millisecond)
+	}
+}
+
+func (s *Service) commitOnce(r *repo.Repo, o CommitOptions, plan change) (Result, error) {
+	head, old, err := headFiles(r)
+	if err != nil {
+		return Result{}, err
+	}
+	disk, err := r.WorkFiles()
+	if err != nil {
+		return Result{}, err
+	}
+	var auto *Autosave
+	if plan != nil {
+		if head, old, auto, err = s.autosave(r, head, old, disk, o.Trigger); err != nil {
+			return Result{}, err
+		}
+	}
+	// Committing the disk: every file is the command's, as read (plus metadata upkeep).
+	next, touch := copyFiles(disk), names(disk)
+	if plan != nil {
+		if next, touch, err = plan(copyFiles(old), copyFiles(disk)); err != nil {
+			return Result{Autosave: auto}, err
+		}
+	}
+	res, err := s.commitFiles(r, commitPlan{head: head, old: old, next: next, disk: disk, touch: touch}, o)
+	res.Autosave = auto
+	return res, err
+}
+
+// autosave commits the work tree's uncommitted bytes as they are (trigger autosave) before a
+// command replaces files there. A checkpoint that check refuses is kept under
+// refs/ckpt/rejected/N (the other files are still committed) and left on disk as it is.
+// It returns the new head and its files.
+func (s *Service) autosave(r *repo.Repo, head repo.Hash, old, disk map[string][]byte, cause string) (repo.Hash, map[string][]byte, *Autosave, error) {
+	var dirty []string
+	for name, b := range disk {
+		if ob, ok := old[name]; !ok || !bytes.Equal(ob, b) {
+			dirty = append(dirty, name)
+		}
+	}
+	if len(dirty) == 0 {
+		return head, old, nil, nil
+	}
+	sort.Strings(dirty)
+	auto := &Autosave{}
+	o := CommitOptions{Trigger: TriggerAutosave, Verbatim: true}
+	for len(dirty) > 0 {
+		next := copyFiles(old)
+		for _, name := range dirty {
+			next[name] = disk[name]
+		}
+		o.Message = "record uncommitted " + strings.Join(dirty, ", ") + " before " + cause
+		res, err := s.commitFiles(r, commitPlan{head: head, old: old, next: next, disk: disk}, o)
+		var rej *RejectedError
+		if errors.As(err, &rej) && slices.Contains(dirty, CheckpointFile) {
+			// The bytes are kept under the rejected ref and stay on disk; the other files
+			// are committed on main.
+			auto.RejectedRef, auto.Rejected = rej.Ref, []string{CheckpointFile}
+			dirty = slices.DeleteFunc(dirty, func(n string) bool { return n == CheckpointFile })
+			continue
+		}
+		if err != nil {
+			return head, old, nil, fmt.Errorf("autosave %s: %w", strings.Join(dirty, ", "), err)
+		}
+		if res.Changed {
+			auto.Commit, auto.Files = res.Commit, dirty
+			head, old = res.Commit, next
+		}
+		break
+	}
+	return head, old, auto, nil
 }
 
 // Write replaces one file of the session with content and commits it, if check accepts it.
@@ -49,18 +182,10 @@ func (s *Service) Write(r *repo.Repo, name string, content []byte, o CommitOptio
 	if err := ValidSessionFile(name); err != nil {
 		return Result{}, err
 	}
-	unlock, err := s.Store.Lock(r.LockName, true)
-	if err != nil {
-		return Result{}, err
-	}
-	defer unlock()
-	head, old, err := headFiles(r)
-	if err != nil {
-		return Result{}, err
-	}
-	next := copyFiles(old)
-	next[name] = content
-	return s.commitFiles(r, head, old, next, o)
+	return s.commitChange(r, o, func(base, _ map[string][]byte) (map[string][]byte, []string, error) {
+		base[name] = content
+		return base, nil, nil
+	})
 }
 
 // CommitDisk commits the session's files as they are on disk.
@@ -70,29 +195,14 @@ func (s *Service) CommitDisk(r *repo.Repo, o CommitOptions) (Result, error) {
 		return Result{}, err
 	}
 	defer unlock()
-	head, old, err := headFiles(r)
-	if err != nil {
-		return Result{}, err
-	}
-	disk, err := r.WorkFiles()
-	if err != nil {
-		return Result{}, err
-	}
-	return s.commitFiles(r, head, old, disk, o)
+	return retryPlan(func() (Result, error) { return s.commitOnce(r, o, nil) })
 }
 
 // Restore makes a new commit whose files are those of rev, or, with a section, whose
-// checkpoint is HEAD's with that one section taken from rev. History is never rewritten.
+// checkpoint is the one on disk with that one section taken from rev. History is never
+// rewritten. The files restored are written even when the commit leaves them unchanged, so
+// restoring HEAD repairs a broken or deleted file.
 func (s *Service) Restore(r *repo.Repo, rev, section string, o CommitOptions) (Result, error) {
-	unlock, err := s.Store.Lock(r.LockName, true)
-	if err != nil {
-		return Result{}, err
-	}
-	defer unlock()
-	head, old, err := headFiles(r)
-	if err != nil {
-		return Result{}, err
-	}
 	from, err := r.Resolve(rev)
 	if err != nil {
 		return Result{}, err
@@ -102,26 +212,38 @@ func (s *Service) Restore(r *repo.Repo, rev, section string, o CommitOptions) (R
 		return Result{}, err
 	}
 	desc := "restore " + repo.ShortHash(from)
-	next := then
+	var src *sections.Section
+	var t *Template
 	if section != "" {
-		t, err := s.LoadTemplate(r.Template())
-		if err != nil {
+		if t, err = s.LoadTemplate(r.Template()); err != nil {
 			return Result{}, err
 		}
-		src := t.Parse(then[CheckpointFile]).Find(section)
-		if src == nil {
+		if src = t.Parse(then[CheckpointFile]).Find(section); src == nil {
 			return Result{}, fmt.Errorf("%s at %s: no section %q", CheckpointFile, repo.ShortHash(from), section)
 		}
-		doc := t.Parse(old[CheckpointFile])
-		doc.Put(*src, t.Order())
-		next = copyFiles(old)
-		next[CheckpointFile] = doc.Render()
 		desc = fmt.Sprintf("restore %s from %s", src.ID, repo.ShortHash(from))
 	}
 	if o.Message == "" {
 		o.Message = desc
 	}
-	return s.commitFiles(r, head, old, next, o)
+	return s.commitChange(r, o, func(base, disk map[string][]byte) (map[string][]byte, []string, error) {
+		if src == nil {
+			touch := make([]string, 0, len(then))
+			for name := range then {
+				touch = append(touch, name)
+			}
+			return copyFiles(then), touch, nil
+		}
+		// Every other section keeps the bytes it has on disk now.
+		cur, ok := disk[CheckpointFile]
+		if !ok {
+			cur = base[CheckpointFile]
+		}
+		doc := t.Parse(cur)
+		doc.Put(*src, t.Order())
+		base[CheckpointFile] = doc.Render()
+		return base, []string{CheckpointFile}, nil
+	})
 }
 
 // ValidSessionFile accepts the files a session versions: checkpoint.md, notes.md and spill
@@ -145,6 +267,15 @@ func headFiles(r *repo.Repo) (repo.Hash, map[string][]byte, error) {
 	return head, files, err
 }
 
+func names(m map[string][]byte) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
 func copyFiles(m map[string][]byte) map[string][]byte {
 	out := make(map[string][]byte, len(m))
 	for k, v := range m {
@@ -153,17 +284,32 @@ func copyFiles(m map[string][]byte) map[string][]byte {
 	return out
 }
 
-// commitFiles is the one path to a commit on main: metadata upkeep, check (reject on
-// errors), message, commit. The caller holds the exclusive lock.
-func (s *Service) commitFiles(r *repo.Repo, head repo.Hash, old, next map[string][]byte, o CommitOptions) (Result, error) {
-	p, res, err := s.prepareCommit(r, head, old, next, o, false)
+// commitPlan is one commit: the head and files it starts from, the complete new files, and
+// how the work tree is treated (see repo.WorkTreeUpdate). notes.md is always appendable:
+// agents append to it without taking ckpt's lock.
+type commitPlan struct {
+	head      repo.Hash
+	old, next map[string][]byte
+	disk      map[string][]byte // the work tree as read; nil: no compare and swap
+	touch     []string
+	// agent, when set, is the checkpoint as the agent wrote it, which the shrink guard
+	// checks instead of the committed one (a sync's own moves are not the agent's).
+	agent []byte
+}
+
+// commitFiles makes one commit on main: metadata upkeep, check (reject on errors), message,
+// commit, work tree. Only commitChange and the commands built on it call it; the caller
+// holds the exclusive lock.
+func (s *Service) commitFiles(r *repo.Repo, cp commitPlan, o CommitOptions) (Result, error) {
+	p, res, err := s.prepareCommit(r, cp, o, false)
 	if err != nil {
 		return res.Result, err
 	}
+	if err := p.Apply(); err != nil {
+		return res.Result, err
+	}
+	res.Repaired, res.Kept = p.Repaired, p.Kept
 	if p.Changed() {
-		if err := p.Apply(); err != nil {
-			return res.Result, err
-		}
 		if err := res.finishMerge(r); err != nil {
 			return res.Result, err
 		}
@@ -196,7 +342,8 @@ func (p prepared) finishMerge(r *repo.Repo) error {
 // prepareCommit does everything commitFiles does short of moving main: it returns the
 // prepared commit (objects written) for the caller to Apply, possibly together with a
 // knowledge commit. A dry run writes no objects and returns a nil Prepared.
-func (s *Service) prepareCommit(r *repo.Repo, head repo.Hash, old, next map[string][]byte, o CommitOptions, dry bool) (*repo.Prepared, prepared, error) {
+func (s *Service) prepareCommit(r *repo.Repo, cp commitPlan, o CommitOptions, dry bool) (*repo.Prepared, prepared, error) {
+	head, old, next := cp.head, cp.old, cp.next
 	res := prepared{next: next}
 	// A pending merge (a pull left conflicts): whatever commits next finishes it, with both
 	// parents, whether it is ckpt commit, a write or a hook's sync.
@@ -217,16 +364,31 @@ func (s *Service) prepareCommit(r *repo.Repo, head repo.Hash, old, next map[stri
 			return nil, res, fmt.Errorf("%s: missing from the work tree; nothing committed\nhint: bring it back with ckpt restore --rev HEAD", r.WorkPath(CheckpointFile))
 		}
 	}
-	if cp, ok := next[CheckpointFile]; ok {
+	if cpb, ok := next[CheckpointFile]; ok {
 		t, err := s.LoadTemplate(r.Template())
 		if err != nil {
 			return nil, res, err
 		}
 		var same bool
-		cp, same, res.Changes = s.maintain(t, r.ID, old[CheckpointFile], cp)
-		next[CheckpointFile] = cp
+		if o.Verbatim {
+			same = bytes.Equal(old[CheckpointFile], cpb)
+			if !same {
+				res.Changes = sections.Diff(t.Parse(old[CheckpointFile]), t.Parse(cpb))
+			}
+		} else {
+			cpb, same, res.Changes = s.maintain(t, r.ID, old[CheckpointFile], cpb)
+			next[CheckpointFile] = cpb
+		}
 		if !same {
-			_, findings := s.Check(t, cp, CheckOptions{TaskIDs: o.TaskIDs})
+			co := CheckOptions{TaskIDs: o.TaskIDs}
+			guard := shrinkGuarded(o) && old[CheckpointFile] != nil
+			if guard && cp.agent == nil {
+				co.Previous, co.Elsewhere = old[CheckpointFile], SpillFiles(next)
+			}
+			_, findings := s.Check(t, cpb, co)
+			if guard && cp.agent != nil && !bytes.Equal(cp.agent, old[CheckpointFile]) && !sections.HasErrors(findings) {
+				findings = append(findings, sections.Shrink(t.Parse(old[CheckpointFile]), t.Parse(cp.agent), s.shrinkRules(t, SpillFiles(cp.disk)))...)
+			}
 			if sections.HasErrors(findings) {
 				if dry {
 					return nil, res, &RejectedError{File: r.WorkPath(CheckpointFile), Findings: findings}
@@ -248,11 +410,21 @@ func (s *Service) prepareCommit(r *repo.Repo, head repo.Hash, old, next map[stri
 	if dry {
 		return nil, res, nil
 	}
-	p, err := r.Prepare(repo.CommitRequest{Files: next, Message: message(r.ID, o.Trigger, res.Subject, res.Sections, res.Files), Parents: o.Parents, Force: o.Parents != nil})
+	p, err := r.Prepare(repo.CommitRequest{
+		Files: next, Message: message(r.ID, o.Trigger, res.Subject, res.Sections, res.Files),
+		Parents: o.Parents, Force: o.Parents != nil,
+		Disk: cp.disk, Touch: cp.touch, Appendable: []string{NotesFile},
+	})
 	if err != nil {
 		return nil, res, err
 	}
 	return p, res, nil
+}
+
+// shrinkGuarded says whether a commit goes through the shrink guard: not when the user asked
+// to go back to an earlier version (restore) or a merge took the other side's removals.
+func shrinkGuarded(o CommitOptions) bool {
+	return !o.AllowShrink && o.Trigger != "restore" && o.Trigger != "merge"
 }
 
 // maintain keeps the metadata lines ckpt owns: _last_updated_ becomes now when the content

@@ -64,6 +64,7 @@ var sixSpec = Spec{
 		"🎯": 1024, "📋": 2048, "✅": 4096, "🔑": 4096, "⚠️": 4096,
 	},
 	SpillIndex: "- See %s (%d items) - %s",
+	Rolling:    []string{"🎯", "📡"},
 }
 
 func elevenSpec(notes, memory, empty, spill string) Spec {
@@ -117,6 +118,9 @@ func elevenSpec(notes, memory, empty, spill string) Spec {
 		},
 		Empty:      empty,
 		SpillIndex: spill,
+		// Intent, next action, the task tree (the task database's), current work, the files
+		// being edited and live resources describe the moment, not accumulated knowledge.
+		Rolling: []string{"§1", "§2", "§4", "§5", "§6", "§9"},
 	}
 }
 

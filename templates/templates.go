@@ -81,6 +81,9 @@ type Spec struct {
 	Empty string
 	// SpillIndex formats the index line left behind by a spill: file, count, summary.
 	SpillIndex string
+	// Rolling sections are rewritten as a matter of course (the current task, the recovered
+	// delta): the shrink guard lets a write remove their entries.
+	Rolling []string
 }
 
 // Template is one template: its text and its rules.

@@ -207,6 +207,11 @@ func jsonFlag() cli.Flag {
 	return &cli.BoolFlag{Name: "json", Usage: "print JSON for scripts"}
 }
 
+// allowShrinkFlag lets a checkpoint lose more entries than the shrink guard allows.
+func allowShrinkFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "allow-shrink", Usage: "accept a checkpoint that drops Key Decisions or most of a section's entries"}
+}
+
 // noArgs rejects stray positional arguments, which are usually a mistyped flag.
 func noArgs(c *cli.Context) error {
 	if c.NArg() > 0 {

@@ -20,7 +20,11 @@ func checkCommand(env *Env) *cli.Command {
 		Description: `Checks the session's checkpoint.md as it is on disk, or FILE, against a template:
 every section present once and in order, heading and italic directive lines exactly as
 the template has them, metadata lines well formed, §1 holding a blockquote (eleven), at
-most 5 open Task Stack items (six, a warning), no conflict markers.
+most 5 open Task Stack items (six, a warning), no conflict markers, no likely secrets
+(a warning). For a session, the shrink guard also compares with the last commit: losing
+any Key Decision, or more than half of another section's entries (the current task and
+the recovered delta excepted), is an error unless the entries moved to a spill file or
+were marked superseded (~~…~~ or "(superseded by D7)"); --allow-shrink skips it.
 
 Prints file:line: error|warning: message and exits 3 when there are errors. Without
 --template, a session's own template is used, and for a bare FILE the template whose
@@ -34,6 +38,7 @@ Examples:
 			sessionFlag(),
 			&cli.StringFlag{Name: "template", Aliases: []string{"t"}, Usage: "check against this template"},
 			&cli.StringFlag{Name: "tasks", Usage: "task database `FILE`: flag task ids that are not in it"},
+			allowShrinkFlag(),
 			jsonFlag(),
 		},
 		Action: func(c *cli.Context) error { return runCheck(c, env) },
@@ -58,6 +63,7 @@ func runCheck(c *cli.Context, env *Env) error {
 	}
 	var file, tmpl string
 	var content []byte
+	var opts ckptsync.CheckOptions
 	if c.NArg() == 1 {
 		if c.IsSet("session") {
 			return usageError("give -s ID or FILE, not both")
@@ -79,6 +85,11 @@ func runCheck(c *cli.Context, env *Env) error {
 		if err != nil {
 			return err
 		}
+		if !c.Bool("allow-shrink") {
+			if opts.Previous, opts.Elsewhere, err = a.svc.ShrinkBase(r); err != nil {
+				return err
+			}
+		}
 		p := r.WorkPath(ckptsync.CheckpointFile)
 		file = relPath(p)
 		if content, err = os.ReadFile(p); err != nil {
@@ -93,7 +104,6 @@ func runCheck(c *cli.Context, env *Env) error {
 	if err != nil {
 		return &exitError{exitUsage, err}
 	}
-	var opts ckptsync.CheckOptions
 	if p := c.String("tasks"); p != "" {
 		db, err := ckptsync.LoadTasks(p)
 		if err != nil {

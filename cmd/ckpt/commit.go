@@ -27,6 +27,7 @@ Examples:
 			sessionFlag(),
 			&cli.StringFlag{Name: "message", Aliases: []string{"m"}, Usage: "describe the change in the commit subject"},
 			&cli.StringFlag{Name: "trigger", Value: "manual", Usage: "what caused the commit: " + strings.Join(ckptsync.Triggers, ", ")},
+			allowShrinkFlag(),
 			jsonFlag(),
 		},
 		Action: func(c *cli.Context) error { return runCommit(c, env) },
@@ -45,7 +46,7 @@ func runCommit(c *cli.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	res, err := a.svc.CommitDisk(r, ckptsync.CommitOptions{Trigger: trigger, Message: c.String("message")})
+	res, err := a.svc.CommitDisk(r, ckptsync.CommitOptions{Trigger: trigger, Message: c.String("message"), AllowShrink: c.Bool("allow-shrink")})
 	return a.reportCommit(c, r, res, err)
 }
 
@@ -58,6 +59,10 @@ type commitJSON struct {
 	Sections []string `json:"sections"`
 	Files    []string `json:"files"`
 	Warnings []string `json:"warnings"`
+	// Autosave is the commit of uncommitted bytes found before the command replaced files.
+	Autosave *ckptsync.Autosave `json:"autosave,omitempty"`
+	Repaired []string           `json:"repaired,omitempty"`
+	Kept     []string           `json:"kept,omitempty"`
 }
 
 // reportCommit prints the outcome of a commit: check messages, the commit made or "nothing
@@ -66,6 +71,7 @@ func (a *app) reportCommit(c *cli.Context, r *repo.Repo, res ckptsync.Result, er
 	file := relPath(r.WorkPath(ckptsync.CheckpointFile))
 	var rej *ckptsync.RejectedError
 	if errors.As(err, &rej) {
+		printAutosave(a.env, r, res.Autosave)
 		printFindings(a.env, file, rej.Findings)
 		n := 0
 		for _, f := range rej.Findings {
@@ -79,9 +85,11 @@ func (a *app) reportCommit(c *cli.Context, r *repo.Repo, res ckptsync.Result, er
 	if err != nil {
 		return err
 	}
+	printAutosave(a.env, r, res.Autosave)
 	printFindings(a.env, file, res.Findings)
 	if c.Bool("json") {
-		out := commitJSON{Session: r.ID, Commit: res.Commit.String(), Changed: res.Changed, Subject: res.Subject, Sections: []string{}, Files: []string{}, Warnings: []string{}}
+		out := commitJSON{Session: r.ID, Commit: res.Commit.String(), Changed: res.Changed, Subject: res.Subject, Sections: []string{}, Files: []string{}, Warnings: []string{},
+			Autosave: res.Autosave, Repaired: res.Repaired, Kept: res.Kept}
 		for _, s := range res.Sections {
 			out.Sections = append(out.Sections, string(s))
 		}
@@ -91,12 +99,33 @@ func (a *app) reportCommit(c *cli.Context, r *repo.Repo, res ckptsync.Result, er
 		}
 		return printJSON(a.env.Stdout, out)
 	}
+	if len(res.Kept) > 0 {
+		fmt.Fprintf(a.env.Stderr, "ckpt: %s: entries appended meanwhile are kept for the next sync\n", strings.Join(res.Kept, ", "))
+	}
 	if !res.Changed {
+		if len(res.Repaired) > 0 {
+			fmt.Fprintf(a.env.Stdout, "restored %s as committed in %s; nothing to commit\n", strings.Join(res.Repaired, ", "), repo.ShortHash(res.Commit))
+			return nil
+		}
 		fmt.Fprintf(a.env.Stdout, "nothing to commit: %s is unchanged at %s\n", r.ID, repo.ShortHash(res.Commit))
 		return nil
 	}
 	fmt.Fprintf(a.env.Stdout, "%s %s\n", repo.ShortHash(res.Commit), res.Subject)
 	return nil
+}
+
+// printAutosave says, on standard error, what a command did with uncommitted bytes it
+// found in the work tree before replacing files there.
+func printAutosave(env *Env, r *repo.Repo, au *ckptsync.Autosave) {
+	if au == nil {
+		return
+	}
+	if au.Commit != repo.ZeroHash {
+		fmt.Fprintf(env.Stderr, "ckpt: autosave: committed the uncommitted %s first as %s\n", strings.Join(au.Files, ", "), repo.ShortHash(au.Commit))
+	}
+	if au.RejectedRef != "" {
+		fmt.Fprintf(env.Stderr, "ckpt: autosave: %s on disk fails check; its bytes are kept as %s and left on disk\n", strings.Join(au.Rejected, ", "), strings.TrimPrefix(au.RejectedRef, "refs/ckpt/"))
+	}
 }
 
 // printFindings prints check messages as file:line: severity: message, on standard error.

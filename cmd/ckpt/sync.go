@@ -46,6 +46,7 @@ Examples:
 			&cli.StringFlag{Name: "transcript", Usage: "Claude Code or generic JSONL transcript `FILE`"},
 			&cli.StringSliceFlag{Name: "log", Usage: "daily log `FILE` memory/YYYY-MM-DD.md (repeatable)"},
 			&cli.StringFlag{Name: "tasks", Usage: "task database `FILE` (JSON) to render the task tree from"},
+			allowShrinkFlag(),
 			jsonFlag(),
 		},
 		Action: func(c *cli.Context) error { return runSync(c, env) },
@@ -69,7 +70,7 @@ func runSync(c *cli.Context, env *Env) error {
 	}
 	rep, err := a.svc.Sync(r, ckptsync.Options{
 		Mode: mode, DryRun: c.Bool("dry-run"), Transcript: c.String("transcript"),
-		Logs: c.StringSlice("log"), Tasks: c.String("tasks"),
+		Logs: c.StringSlice("log"), Tasks: c.String("tasks"), AllowShrink: c.Bool("allow-shrink"),
 	})
 	var rej *ckptsync.RejectedError
 	if errors.As(err, &rej) && rej.Ref == "" {

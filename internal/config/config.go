@@ -53,6 +53,13 @@ type Config struct {
 		// Allow lists literal strings or rule:id pairs the secret scan lets through.
 		Allow []string `toml:"allow"`
 	} `toml:"secrets"`
+	Shrink struct {
+		// MaxShare is the share of a section's entries one write may remove (default 0.5);
+		// Key Decisions lose none, whatever it says.
+		MaxShare float64 `toml:"max_share"`
+		// Exempt lists more section ids the guard lets shrink freely.
+		Exempt []string `toml:"exempt"`
+	} `toml:"shrink"`
 	Remote struct {
 		// Git is "auto" (system git when installed), "system" or "go-git".
 		Git string `toml:"git"`
