@@ -1,6 +1,7 @@
 package modeltest
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -14,6 +15,8 @@ type tmpl struct {
 	// blockquote is the index of the section that must hold a blockquoted request (eleven's
 	// §1), or -1.
 	blockquote int
+	// rolling sections are rewritten as a matter of course: the shrink guard ignores them.
+	rolling []int
 }
 
 var (
@@ -25,6 +28,7 @@ var (
 		},
 		ids:        []string{"🎯", "📋", "✅", "🔑", "📡", "⚠️"},
 		blockquote: -1,
+		rolling:    []int{0, 4},
 	}
 	elevenEN = &tmpl{
 		name: "eleven-en",
@@ -36,6 +40,7 @@ var (
 		},
 		ids:        []string{"§1", "§2", "§3", "§4", "§5", "§6", "§7", "§8", "§9", "§10", "§11"},
 		blockquote: 0,
+		rolling:    []int{0, 1, 3, 4, 5, 8},
 	}
 )
 
@@ -171,4 +176,35 @@ func (t *tmpl) breakHeading(b []byte, i int) []byte {
 		}
 	}
 	return []byte(strings.Join(lines, "\n"))
+}
+
+// mayShrink reports whether next drops a list item that prev holds in a section that is not
+// rolling, and that is neither elsewhere in next nor in one of the other files: then ckpt's
+// shrink guard may reject next (exit 3, the bytes kept under refs/ckpt/rejected/N). The
+// guard's exact rule (any Key Decision; more than half, and two, of another section) is
+// ckpt's; the model only needs to know when a rejection is possible at all.
+func (t *tmpl) mayShrink(prev, next []byte, others ...[]byte) bool {
+	if prev == nil {
+		return false
+	}
+	sec := -1
+	for _, l := range strings.Split(string(prev), "\n") {
+		if h := t.heading(strings.TrimSuffix(l, brokenSuffix)); h >= 0 {
+			sec = h
+			continue
+		}
+		item, ok := strings.CutPrefix(strings.TrimLeft(l, " "), "- ")
+		if !ok || sec < 0 || slices.Contains(t.rolling, sec) || strings.TrimSpace(item) == "" {
+			continue
+		}
+		item = strings.TrimSpace(item)
+		found := strings.Contains(string(next), item)
+		for _, o := range others {
+			found = found || strings.Contains(string(o), item)
+		}
+		if !found {
+			return true
+		}
+	}
+	return false
 }

@@ -39,6 +39,28 @@ func (w *world) knowledgeMergePending(h *home) bool {
 	return err == nil
 }
 
+// spills are the checkpoint-<topic>.md files of h's work tree.
+func (w *world) spills(h *home) [][]byte {
+	var out [][]byte
+	names, _ := filepath.Glob(filepath.Join(h.session(), "checkpoint-*.md"))
+	for _, n := range names {
+		if b, err := os.ReadFile(n); err == nil {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// diskShrinks reports whether the checkpoint on disk may trip the shrink guard against
+// HEAD's (a killed restore or write can leave an older version on disk).
+func (w *world) diskShrinks(h *home) bool {
+	disk, err := os.ReadFile(h.file("checkpoint.md"))
+	if err != nil {
+		return false
+	}
+	return w.seq.tmpl.mayShrink(w.headFile(h, "checkpoint.md"), disk, w.spills(h)...)
+}
+
 // expect checks how a process ended against the exit codes DESIGN.md allows here. A
 // killed process is not judged. A Go panic or runtime error is a failure whatever the
 // code, and so is exit 2: every command the model runs is valid usage.
@@ -117,16 +139,24 @@ func (w *world) do(o *op) (string, error) {
 		if o.invalid {
 			content = t.breakHeading(content, brokenSec)
 		}
+		disk, _ := os.ReadFile(h.file("checkpoint.md"))
+		shrinks := t.mayShrink(w.headFile(h, "checkpoint.md"), content, w.spills(h)...) ||
+			(t.valid(disk) && t.mayShrink(disk, content, w.spills(h)...))
 		r, err := w.ckpt(h, o, content, "write", "-s", sessionID)
 		if err != nil {
 			return "", err
 		}
 		w.register(h, fmt.Sprintf("ckpt write's stdin (%s)", r.short()), r.killed, tk)
-		want := 0
-		if !t.valid(content) {
-			want = 3
+		want := []int{0}
+		switch {
+		case !t.valid(content):
+			want = []int{3}
+		case shrinks:
+			// The write drops items the committed checkpoint (or the disk's, which is
+			// autosaved first) holds: the shrink guard may reject it.
+			want = []int{0, 3}
 		}
-		return r.short(), expect(r, want)
+		return r.short(), expect(r, want...)
 
 	case opWriteNotes:
 		base := w.headFile(h, "notes.md")
@@ -150,8 +180,11 @@ func (w *world) do(o *op) (string, error) {
 
 	case opCommit:
 		want := []int{0}
-		if w.cpBroken(h) {
+		switch {
+		case w.cpBroken(h):
 			want = []int{3}
+		case w.diskShrinks(h):
+			want = []int{0, 3}
 		}
 		r, err := w.ckpt(h, o, nil, "commit", "-s", sessionID)
 		if err != nil {
@@ -175,6 +208,8 @@ func (w *world) do(o *op) (string, error) {
 		switch {
 		case w.cpBroken(h):
 			want = []int{3}
+		case w.diskShrinks(h):
+			want = []int{0, 3}
 		case o.kind == opSync && w.markers(h):
 			// Marker lines in notes.md are routed like any line: the checkpoint they land
 			// in may fail check.
@@ -246,8 +281,9 @@ func (w *world) do(o *op) (string, error) {
 		case w.mergePending(h) || w.knowledgeMergePending(h):
 			// A pull that left conflicts must be finished before the next one.
 			want = []int{1}
-		case w.cpBroken(h):
-			// Uncommitted bytes are committed before a merge; a broken checkpoint cannot be.
+		case w.cpBroken(h) || w.diskShrinks(h):
+			// Uncommitted bytes are committed before a merge; a checkpoint check rejects
+			// cannot be.
 			want = []int{0, 3}
 		}
 		r, err := w.ckpt(h, o, nil, "pull")
@@ -331,11 +367,20 @@ func (w *world) settle() error {
 				return fmt.Errorf("a conflict in the knowledge repository cannot be finished: %w", err)
 			}
 		}
+		shrinks := w.diskShrinks(h)
 		r, err := w.ckpt(h, nil, nil, "commit", "-s", sessionID)
 		if err != nil {
 			return err
 		}
 		w.log = append(w.log, fmt.Sprintf("settle %s: repair, ckpt commit: %s", h.name, r.short()))
+		if shrinks && r.code == 3 {
+			// The disk holds an older checkpoint than HEAD (a killed restore or write left
+			// it): the user confirms it, as the guard's message says.
+			if r, err = w.ckpt(h, nil, nil, "commit", "-s", sessionID, "--allow-shrink"); err != nil {
+				return err
+			}
+			w.log = append(w.log, fmt.Sprintf("settle %s: ckpt commit --allow-shrink: %s", h.name, r.short()))
+		}
 		if err := expect(r, 0); err != nil {
 			return err
 		}
