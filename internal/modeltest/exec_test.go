@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -77,6 +78,71 @@ func expect(r result, allowed ...int) error {
 		return fmt.Errorf("unexpected exit code %d, want one of %v\n%s", r.code, allowed, r.full())
 	}
 	return nil
+}
+
+// reportedHash finds the commit a command reported on the first line of its standard
+// output ("<hash> <subject>", "synced ID (mode) at <hash>", "… unchanged at <hash>"), or on
+// sync's knowledge line ("knowledge: … promoted at <hash>").
+var reportedHash = regexp.MustCompile(`(?m)^([0-9a-f]{7,40}) |\bat ([0-9a-f]{7,40})\b`)
+
+// afterCommit checks what DESIGN.md promises once a command that commits exited 0: the
+// commit it reported is on main, and, for write and restore, the checkpoint on disk is
+// the one HEAD holds (restore --rev HEAD repairs a broken file; issue 8 item 2).
+func (w *world) afterCommit(h *home, r result, diskIsHead bool) error {
+	if r.killed || r.code != 0 {
+		return nil
+	}
+	for i, l := range strings.Split(r.stdout, "\n") {
+		dir := h.session()
+		switch {
+		case strings.Contains(l, "knowledge:"):
+			dir = h.knowledge()
+		case i > 0:
+			continue
+		}
+		if m := reportedHash.FindStringSubmatch(l); m != nil {
+			c := m[1] + m[2]
+			if _, err := w.git(dir, nil, "merge-base", "--is-ancestor", c, "main"); err != nil {
+				return fmt.Errorf("ckpt reported commit %s, which is not on main of %s: %v\n%s", c, dir, err, r.full())
+			}
+		}
+	}
+	if !diskIsHead {
+		return nil
+	}
+	disk, err := os.ReadFile(h.file("checkpoint.md"))
+	if err != nil {
+		return fmt.Errorf("after %s: %w", strings.Join(r.args, " "), err)
+	}
+	if head := w.headFile(h, "checkpoint.md"); string(head) != string(disk) {
+		return fmt.Errorf("after ckpt %s exited 0, checkpoint.md on disk is not HEAD's:\n%s", strings.Join(r.args, " "),
+			indent(unifiedLines(head, disk)))
+	}
+	return nil
+}
+
+// unifiedLines is a crude diff for a report: the lines only one side has.
+func unifiedLines(a, b []byte) string {
+	in := func(x []byte) map[string]bool {
+		m := map[string]bool{}
+		for _, l := range strings.Split(string(x), "\n") {
+			m[l] = true
+		}
+		return m
+	}
+	ia, ib := in(a), in(b)
+	var out []string
+	for _, l := range strings.Split(string(a), "\n") {
+		if !ib[l] {
+			out = append(out, "- "+l)
+		}
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if !ia[l] {
+			out = append(out, "+ "+l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // do runs one operation and returns its outcome for the log; an error is a failure.
@@ -156,7 +222,10 @@ func (w *world) do(o *op) (string, error) {
 			// autosaved first) holds: the shrink guard may reject it.
 			want = []int{0, 3}
 		}
-		return r.short(), expect(r, want...)
+		if err := expect(r, want...); err != nil {
+			return r.short(), err
+		}
+		return r.short(), w.afterCommit(h, r, true)
 
 	case opWriteNotes:
 		base := w.headFile(h, "notes.md")
@@ -176,7 +245,10 @@ func (w *world) do(o *op) (string, error) {
 			return "", err
 		}
 		w.register(h, fmt.Sprintf("ckpt write --file notes.md's stdin, entry %q (%s)", text, r.short()), r.killed, keep...)
-		return r.short(), expect(r, 0)
+		if err := expect(r, 0); err != nil {
+			return r.short(), err
+		}
+		return r.short(), w.afterCommit(h, r, false)
 
 	case opCommit:
 		want := []int{0}
@@ -190,7 +262,10 @@ func (w *world) do(o *op) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		return r.short(), expect(r, want...)
+		if err := expect(r, want...); err != nil {
+			return r.short(), err
+		}
+		return r.short(), w.afterCommit(h, r, false)
 
 	case opSync, opSparse:
 		args := []string{"sync", "-s", sessionID}
@@ -219,7 +294,10 @@ func (w *world) do(o *op) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		return r.short(), expect(r, want...)
+		if err := expect(r, want...); err != nil {
+			return r.short(), err
+		}
+		return r.short(), w.afterCommit(h, r, false)
 
 	case opRestoreSect, opRestore:
 		out, err := w.git(h.session(), nil, "rev-list", "main")
@@ -247,7 +325,11 @@ func (w *world) do(o *op) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("R=%s (%d back): %s", rev[:7], o.rev%uint32(len(revs)), r.short()), expect(r, want...)
+		out = fmt.Sprintf("R=%s (%d back): %s", rev[:7], o.rev%uint32(len(revs)), r.short())
+		if err := expect(r, want...); err != nil {
+			return out, err
+		}
+		return out, w.afterCommit(h, r, true)
 
 	case opGC:
 		args := []string{"gc", "-s", sessionID}
