@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -178,6 +179,14 @@ func (w *world) ckpt(h *home, o *op, stdin []byte, args ...string) (result, erro
 		pid := cmd.Process.Pid
 		timer = time.AfterFunc(o.killAfter, func() { _ = syscall.Kill(-pid, syscall.SIGKILL) })
 	}
+	// A command that runs for a minute is stuck (the lock timeout is 30 s): kill it and
+	// say so, rather than let the test hang until go test's own timeout.
+	var hung atomic.Bool
+	watchdog := time.AfterFunc(time.Minute, func() {
+		hung.Store(true)
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	})
+	defer watchdog.Stop()
 	var wg sync.WaitGroup
 	var appendErr error
 	if o != nil && o.conc > 0 {
@@ -194,7 +203,11 @@ func (w *world) ckpt(h *home, o *op, stdin []byte, args ...string) (result, erro
 		})
 	}
 	err := cmd.Wait()
+	watchdog.Stop()
 	r := result{args: args, took: time.Since(began), stdout: out.String(), stderr: errb.String()}
+	if hung.Load() {
+		return r, fmt.Errorf("ckpt %s did not end within a minute; killed\n%s", strings.Join(args, " "), r.full())
+	}
 	w.stats.add(func(s *stats) { s.ckptTime += r.took })
 	if timer != nil {
 		timer.Stop()
