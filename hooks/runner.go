@@ -43,6 +43,8 @@ type Outcome struct {
 	Time    time.Time `json:"time"`
 	// Findings of a rejected checkpoint, for a strict pre-commit hook to show.
 	Findings []string `json:"findings,omitempty"`
+	// Warnings of a checkpoint taken: a transcript gone or not a regular file, lines skipped.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Bind records a session in the trigger state: its work tree, the git work tree it belongs
@@ -74,7 +76,8 @@ func (rn *Runner) Bind(r *repo.Repo, bound, transcript string) error {
 func (rn *Runner) checkpoint(id string, s *SessionState, action Action, reason, trigger string) Outcome {
 	out := Outcome{Session: id, Action: action, Reason: reason, Time: rn.Now()}
 	start := time.Now()
-	commit, err := rn.sync(id, s, action, trigger)
+	commit, warnings, err := rn.sync(id, s, action, trigger)
+	out.Warnings = warnings
 	threshold := rn.Svc.Config.BreakerFailures()
 	var rej *ckptsync.RejectedError
 	switch {
@@ -107,18 +110,21 @@ func (rn *Runner) checkpoint(id string, s *SessionState, action Action, reason, 
 	return out
 }
 
-// sync runs the checkpoint and returns the commit it made ("" for none).
-func (rn *Runner) sync(id string, s *SessionState, action Action, trigger string) (string, error) {
+// sync runs the checkpoint and returns the commit it made ("" for none) and its warnings.
+// The remembered transcript is the agent's file: gone, or a device, a FIFO or a directory,
+// it costs the checkpoint its delta (a warning), never the checkpoint, so Stop hooks and
+// ticks keep committing and the breaker does not count it.
+func (rn *Runner) sync(id string, s *SessionState, action Action, trigger string) (string, []string, error) {
 	if err := failpoint.Check("hook-checkpoint"); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	sid, err := repo.ParseSessionID(id)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	r, err := rn.Svc.Store.Open(sid)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	if s.WorkDir == "" {
 		s.WorkDir = r.WorkDir
@@ -129,12 +135,12 @@ func (rn *Runner) sync(id string, s *SessionState, action Action, trigger string
 	}
 	rep, err := rn.Svc.Sync(r, ckptsync.Options{Mode: mode, Transcript: s.Transcript, Trigger: trigger})
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	if !rep.Changed {
-		return "", nil
+		return "", rep.Warnings, nil
 	}
-	return rep.Commit, nil
+	return rep.Commit, rep.Warnings, nil
 }
 
 // Tick is one `ckpt cron tick`: for every session, decide (from stat calls only) and run

@@ -1,13 +1,20 @@
 package repo
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 )
 
@@ -43,8 +50,9 @@ func (r *Repo) maybePack() error {
 }
 
 // Pack moves every loose object into a new pack (with deltas), and merges the packs into one
-// when more than maxPacks exist. Pack and index are fsynced before any loose object is
-// removed; nothing unreachable is dropped. The caller holds the exclusive lock.
+// when more than maxPacks exist. Pack and index are fsynced (see writePack) before any loose
+// object or old pack is removed; nothing unreachable is dropped. The caller holds the
+// exclusive lock.
 func (r *Repo) Pack() error {
 	loose, err := r.looseObjects()
 	if err != nil {
@@ -107,40 +115,94 @@ func (r *Repo) packs() ([]string, error) {
 	return out, nil
 }
 
-// writePack encodes objs into one pack through go-git, then fsyncs it.
+// writePack encodes objs into one pack with go-git's encoder, indexes it as git index-pack
+// does, and puts both in place so that a .pack file is never there without its complete
+// .idx: go-git, which ckpt reads through, lists packs by their .pack file and fails every
+// read while one lacks its index; git lists them by .idx and skips an index whose pack is
+// missing. So: the pack is written to a temporary file and fsynced; the index is written to
+// a temporary file, fsynced and renamed into place; then the pack is renamed into place and
+// the directory fsynced. A kill at any moment leaves no pack, an index alone (ignored by
+// both), or both complete. The index is always written anew, so a torn one left by another
+// writer is replaced.
 func (r *Repo) writePack(objs []Hash) (string, error) {
-	s := r.reader().storage
-	w, err := s.PackfileWriter()
+	sync := r.store.Opts.Fsync
+	dir := filepath.Join(r.GitDir, "objects", "pack")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("pack %s: %w", r.GitDir, err)
+	}
+	tmp, err := os.CreateTemp(dir, "tmp_pack_")
 	if err != nil {
 		return "", fmt.Errorf("pack %s: %w", r.GitDir, err)
 	}
-	h, err := packfile.NewEncoder(w, s, false).Encode(objs, 10)
-	if cerr := w.Close(); err == nil {
-		err = cerr
+	defer os.Remove(tmp.Name()) // after the rename, a no-op
+	defer tmp.Close()
+	fail := func(err error) (string, error) { return "", fmt.Errorf("pack %s: %w", r.GitDir, err) }
+	bw := bufio.NewWriterSize(tmp, 1<<16)
+	sum, err := packfile.NewEncoder(bw, r.reader().storage, false).Encode(objs, 10)
+	if err == nil {
+		err = bw.Flush()
 	}
 	if err != nil {
-		return "", fmt.Errorf("pack %s: %w", r.GitDir, err)
+		return fail(err)
 	}
-	name := "pack-" + h.String()
-	if r.store.Opts.Fsync {
-		base := filepath.Join(r.GitDir, "objects", "pack", name)
-		for _, p := range []string{base + ".pack", base + ".idx"} {
-			f, err := os.Open(p)
-			if err != nil {
-				return "", err
-			}
-			err = f.Sync()
-			f.Close()
-			if err != nil {
-				return "", err
-			}
+	idx, err := indexPack(tmp)
+	if err != nil {
+		return fail(err)
+	}
+	if sync {
+		if err := tmp.Sync(); err != nil {
+			return fail(err)
 		}
-		return name, syncDir(filepath.Dir(base))
+	}
+	if err := tmp.Chmod(0o444); err != nil {
+		return fail(err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fail(err)
+	}
+	name := "pack-" + sum.String()
+	base := filepath.Join(dir, name)
+	if err := WriteFileAtomic(base+".idx", idx, 0o444, sync); err != nil {
+		return fail(err)
+	}
+	if err := os.Rename(tmp.Name(), base+".pack"); err != nil {
+		return fail(err)
+	}
+	if sync {
+		if err := syncDir(dir); err != nil {
+			return fail(err)
+		}
 	}
 	return name, nil
 }
 
-// mergePacks writes every packed object into one new pack and removes the old packs.
+// indexPack reads a pack back from its start and returns its version 2 index.
+func indexPack(f *os.File) ([]byte, error) {
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	iw := new(idxfile.Writer)
+	parser, err := packfile.NewParser(packfile.NewScanner(f), iw)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := parser.Parse(); err != nil {
+		return nil, err
+	}
+	idx, err := iw.Index()
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	if _, err := idxfile.NewEncoder(&b).Encode(idx); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// mergePacks writes every packed object into one new pack and removes the old packs (not
+// one that a .keep file protects). Nothing is dropped: unreachable objects are gc's to
+// prune, after their grace period.
 func (r *Repo) mergePacks(old []string) error {
 	s := r.reader().storage
 	iter, err := s.IterEncodedObjects(plumbing.AnyObject)
@@ -167,13 +229,185 @@ func (r *Repo) mergePacks(old []string) error {
 		return err
 	}
 	for _, p := range old {
-		if p == merged {
+		if p == merged || r.packKept(p) {
 			continue
 		}
-		for _, ext := range []string{".pack", ".idx", ".rev"} {
-			_ = os.Remove(filepath.Join(r.GitDir, "objects", "pack", p+ext))
+		if err := r.removePack(p); err != nil {
+			return err
 		}
 	}
 	r.Reset()
 	return nil
+}
+
+// packKept reports whether a .keep file protects a pack from deletion, as in git.
+func (r *Repo) packKept(name string) bool {
+	_, err := os.Stat(filepath.Join(r.GitDir, "objects", "pack", name+".keep"))
+	return err == nil
+}
+
+// removePack deletes a pack: the .pack file first and the .idx last, so that, as while it
+// is written, no .pack is ever there without its index.
+func (r *Repo) removePack(name string) error {
+	base := filepath.Join(r.GitDir, "objects", "pack", name)
+	for _, ext := range []string{".pack", ".rev", ".bitmap", ".mtimes", ".promisor", ".idx"} {
+		if err := os.Remove(base + ext); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("remove %s: %w", base+ext, err)
+		}
+	}
+	return nil
+}
+
+// packInfo is one pack and the objects its index lists.
+type packInfo struct {
+	name    string
+	objects []Hash
+	mtime   time.Time
+	keep    bool
+}
+
+// holdsAll reports whether the pack holds every object of set.
+func (p packInfo) holdsAll(set map[Hash]bool) bool {
+	n := 0
+	for _, h := range p.objects {
+		if set[h] {
+			n++
+		}
+	}
+	return n == len(set)
+}
+
+// holdsOnly reports whether every object of the pack is in set.
+func (p packInfo) holdsOnly(set map[Hash]bool) bool {
+	for _, h := range p.objects {
+		if !set[h] {
+			return false
+		}
+	}
+	return true
+}
+
+// packContents reads the index of every pack.
+func (r *Repo) packContents() ([]packInfo, error) {
+	names, err := r.packs()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]packInfo, 0, len(names))
+	for _, n := range names {
+		base := filepath.Join(r.GitDir, "objects", "pack", n)
+		fi, err := os.Stat(base + ".pack")
+		if err != nil {
+			return nil, err
+		}
+		f, err := os.Open(base + ".idx")
+		if err != nil {
+			return nil, err
+		}
+		idx := idxfile.NewMemoryIndex()
+		err = idxfile.NewDecoder(bufio.NewReader(f)).Decode(idx)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("read %s.idx: %w", base, err)
+		}
+		it, err := idx.Entries()
+		if err != nil {
+			return nil, err
+		}
+		p := packInfo{name: n, mtime: fi.ModTime(), keep: r.packKept(n)}
+		for {
+			e, err := it.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				return nil, fmt.Errorf("read %s.idx: %w", base, err)
+			}
+			p.objects = append(p.objects, e.Hash)
+		}
+		it.Close()
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// removeGarbage deletes what killed writers leave in objects/ once it is older than before:
+// tmp_obj_ and tmp_pack_ files, temporary index files, an index whose pack is missing, and
+// a pack without index that indexOrphanPacks could not read.
+func (r *Repo) removeGarbage(before time.Time) {
+	old := func(p string, than time.Time) bool {
+		fi, err := os.Stat(p)
+		return err == nil && fi.ModTime().Before(than)
+	}
+	objects := filepath.Join(r.GitDir, "objects")
+	dirs, _ := os.ReadDir(objects)
+	for _, d := range dirs {
+		if !d.IsDir() {
+			continue
+		}
+		es, _ := os.ReadDir(filepath.Join(objects, d.Name()))
+		for _, e := range es {
+			n, p := e.Name(), filepath.Join(objects, d.Name(), e.Name())
+			if e.IsDir() {
+				continue
+			}
+			if d.Name() == "pack" {
+				if stem, ok := strings.CutSuffix(n, ".pack"); ok && !exists(filepath.Join(objects, "pack", stem+".idx")) {
+					if old(p, before) {
+						_ = os.Remove(p) // indexOrphanPacks could not read it
+					}
+					continue
+				}
+				if stem, ok := strings.CutSuffix(n, ".idx"); ok && !exists(filepath.Join(objects, "pack", stem+".pack")) && old(p, before) {
+					_ = os.Remove(p)
+					continue
+				}
+			}
+			if (strings.HasPrefix(n, "tmp_") || (strings.HasPrefix(n, ".") && strings.Contains(n, ".tmp-"))) && old(p, before) {
+				_ = os.Remove(p)
+			}
+		}
+	}
+}
+
+// indexOrphanPacks writes the missing index of every pack that has none and is older than
+// a writer needs between its two renames. Such a pack (a git process killed between
+// them) hides nothing from git, but stops every read through go-git, which lists packs by
+// their .pack file. It returns the number of packs indexed.
+func (r *Repo) indexOrphanPacks() (int, error) {
+	dir := filepath.Join(r.GitDir, "objects", "pack")
+	es, _ := os.ReadDir(dir)
+	n := 0
+	for _, e := range es {
+		stem, ok := strings.CutSuffix(e.Name(), ".pack")
+		if !ok || exists(filepath.Join(dir, stem+".idx")) {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		if fi, err := os.Stat(p); err != nil || time.Since(fi.ModTime()) < staleLockAge {
+			continue
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return n, err
+		}
+		idx, err := indexPack(f)
+		f.Close()
+		if err != nil {
+			return n, fmt.Errorf("%s has no index and cannot be read: %w", p, err)
+		}
+		if err := WriteFileAtomic(filepath.Join(dir, stem+".idx"), idx, 0o444, r.store.Opts.Fsync); err != nil {
+			return n, err
+		}
+		n++
+	}
+	if n > 0 {
+		r.Reset()
+	}
+	return n, nil
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }

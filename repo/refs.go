@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // MainRef is the branch every session commits to.
@@ -19,6 +20,9 @@ const MainRef = "refs/heads/main"
 
 // RejectedPrefix holds one ref per rejected write: refs/ckpt/rejected/<n>.
 const RejectedPrefix = "refs/ckpt/rejected/"
+
+// errMalformedRef: a ref file that holds neither a hash nor a symbolic ref.
+var errMalformedRef = errors.New("malformed content")
 
 // readRef returns the hash a ref points to: the loose file, else packed-refs. A missing ref
 // is ZeroHash with no error. A symbolic ref is followed.
@@ -37,7 +41,7 @@ func readRef(gitDir, name string) (Hash, error) {
 			continue
 		}
 		if !plumbing.IsHash(s) {
-			return ZeroHash, fmt.Errorf("read ref %s: malformed content %q", name, s)
+			return ZeroHash, fmt.Errorf("read ref %s: %w: %q", name, errMalformedRef, s)
 		}
 		return plumbing.NewHash(s), nil
 	}
@@ -197,4 +201,183 @@ func short(h Hash) string {
 func firstLine(s string) string {
 	l, _, _ := strings.Cut(s, "\n")
 	return l
+}
+
+// ErrMissingParent refuses a commit whose parent the repository does not hold.
+var ErrMissingParent = errors.New("missing parent")
+
+// ErrLostRef means main is missing, zero or malformed in a repository that has history: a
+// commit now would start a new, parentless history and cut the old one off.
+var ErrLostRef = errors.New("branch ref lost")
+
+// LostRefError says how main was lost and which reflog entry it can be restored from.
+type LostRefError struct {
+	Repo  string // session id, or "knowledge"
+	Ref   string
+	State string // "is missing", "holds the zero hash", "is malformed"
+	// Entry is the newest reflog entry that names a commit the repository holds; nil when
+	// no reflog does.
+	Entry *ReflogEntry
+	// GitDir is set for a repository that is not a session (ckpt doctor does not know it).
+	GitDir string
+}
+
+func (e *LostRefError) Error() string {
+	if e.Entry == nil {
+		return fmt.Sprintf("%s: %s %s and no reflog names a commit; nothing committed\nhint: %s", e.Repo, e.Ref, e.State, e.hint("says what is left"))
+	}
+	return fmt.Sprintf("%s: %s %s; the reflog (%s) last points to %s\nhint: %s", e.Repo, e.Ref, e.State, e.Entry.File, e.Entry.New, e.hint("restores it from the reflog"))
+}
+
+// hint names ckpt doctor for a session; the knowledge repository is repaired with git.
+func (e *LostRefError) hint(doctor string) string {
+	if e.GitDir != "" {
+		if e.Entry == nil {
+			return "git -C " + e.GitDir + " fsck --lost-found lists commits to restore it to with git update-ref"
+		}
+		return "git -C " + e.GitDir + " update-ref " + e.Ref + " " + e.Entry.New.String() + " restores it"
+	}
+	return "ckpt doctor -s " + e.Repo + " " + doctor
+}
+
+func (e *LostRefError) Unwrap() error { return ErrLostRef }
+
+// readMain reads main. A main that is missing, zero or malformed in a repository that
+// already has history (a reflog entry or any object) is a *LostRefError, never ZeroHash:
+// ZeroHash means "no commit yet" and would make the next commit a new root.
+func (r *Repo) readMain() (Hash, error) {
+	h, err := readRef(r.GitDir, MainRef)
+	if err == nil && h != ZeroHash {
+		return h, nil
+	}
+	state := "is missing"
+	switch {
+	case errors.Is(err, errMalformedRef):
+		state = "is malformed"
+	case err != nil:
+		return ZeroHash, err
+	default:
+		if _, serr := os.Stat(filepath.Join(r.GitDir, filepath.FromSlash(MainRef))); serr == nil {
+			state = "holds the zero hash"
+		}
+	}
+	entry := r.reflogCandidate(func(h Hash) bool { return r.isCommit(h) })
+	if state == "is missing" && entry == nil && r.reflogCandidate(func(Hash) bool { return true }) == nil && !r.hadHistory() {
+		return ZeroHash, nil // before the first commit, or a first commit a crash cut short
+	}
+	lost := &LostRefError{Repo: r.ID, Ref: MainRef, State: state, Entry: entry}
+	if r.LockName != r.ID {
+		lost.GitDir = r.GitDir // the knowledge repository
+	}
+	return ZeroHash, lost
+}
+
+// isCommit reports whether the repository holds h as a commit.
+func (r *Repo) isCommit(h Hash) bool {
+	_, err := r.reader().storage.EncodedObject(plumbing.CommitObject, h)
+	return err == nil
+}
+
+// ReflogEntry is one line of a reflog.
+type ReflogEntry struct {
+	Old, New Hash
+	File     string // logs/refs/heads/main, relative to the git directory
+	Message  string
+}
+
+// mainReflogs are the reflogs that record where main was: its own, then HEAD's (which
+// `git update-ref -d` leaves in place when it deletes the branch's).
+var mainReflogs = []string{"logs/" + MainRef, "logs/HEAD"}
+
+// reflogCandidate returns the newest entry of main's reflogs whose new value ok accepts,
+// or nil.
+func (r *Repo) reflogCandidate(ok func(Hash) bool) *ReflogEntry {
+	for _, f := range mainReflogs {
+		es := readReflog(r.GitDir, f)
+		for i := len(es) - 1; i >= 0; i-- {
+			if es[i].New != ZeroHash && ok(es[i].New) {
+				return &es[i]
+			}
+		}
+	}
+	return nil
+}
+
+// readReflog parses one reflog file (a path relative to the git directory); lines that are
+// not "<old> <new> ..." are skipped.
+func readReflog(gitDir, file string) []ReflogEntry {
+	b, err := os.ReadFile(filepath.Join(gitDir, filepath.FromSlash(file)))
+	if err != nil {
+		return nil
+	}
+	var out []ReflogEntry
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.SplitN(l, " ", 3)
+		if len(f) < 2 || !plumbing.IsHash(f[0]) || !plumbing.IsHash(f[1]) {
+			continue
+		}
+		e := ReflogEntry{Old: plumbing.NewHash(f[0]), New: plumbing.NewHash(f[1]), File: file}
+		if len(f) == 3 {
+			_, e.Message, _ = strings.Cut(f[2], "\t")
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// hadHistory reports whether the repository shows that main once had history beyond a
+// first commit: a pack (only many commits or a copied history make one), or a loose
+// commit with a parent. A first commit that a crash cut short before its ref (objects, no
+// ref, no reflog) does not count, so it can be made again.
+func (r *Repo) hadHistory() bool {
+	es, _ := os.ReadDir(filepath.Join(r.GitDir, "objects", "pack"))
+	for _, e := range es {
+		if strings.HasSuffix(e.Name(), ".pack") {
+			return true
+		}
+	}
+	loose, _ := r.looseObjects()
+	s := r.reader().storage
+	for _, h := range loose {
+		o, err := s.EncodedObject(plumbing.CommitObject, h)
+		if err != nil {
+			continue
+		}
+		c := &object.Commit{}
+		if c.Decode(o) == nil && len(c.ParentHashes) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// replaceRef points name at h when the ref file still holds exactly old (nil: the file
+// does not exist), under `<ref>.lock` like updateRef. It is how a broken ref, which
+// updateRef cannot compare, is repaired.
+func (st *Store) replaceRef(gitDir, name string, old []byte, h Hash, msg string) error {
+	path := filepath.Join(gitDir, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("update %s: %w", name, err)
+	}
+	f, err := createLockFile(path+".lock", time.Now().Add(st.Opts.LockTimeout))
+	if err != nil {
+		return fmt.Errorf("update %s: %w", name, err)
+	}
+	cur, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		cur, err = nil, nil
+	}
+	if err != nil || (cur == nil) != (old == nil) || !bytes.Equal(cur, old) {
+		f.Close()
+		os.Remove(f.Name())
+		if err == nil {
+			err = ErrMoved
+		}
+		return fmt.Errorf("update %s: %w", name, err)
+	}
+	if err := commitLockFile(f, path, []byte(h.String()+"\n"), st.Opts.Fsync); err != nil {
+		return fmt.Errorf("update %s: %w", name, err)
+	}
+	st.appendReflog(gitDir, refUpdate{name: name, old: ZeroHash, new: h, msg: msg}, st.Opts.Author)
+	return nil
 }

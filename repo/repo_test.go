@@ -167,24 +167,28 @@ func mustHead(t testing.TB, r *Repo) Hash {
 func TestRejected(t *testing.T) {
 	st := testStore(t)
 	r, head, _ := st.Init("r", InitOptions{Files: map[string][]byte{"checkpoint.md": []byte("ok\n")}})
-	for i := 1; i <= 2; i++ {
-		name, h, err := r.Reject(map[string][]byte{"checkpoint.md": []byte("bad\n")}, "rejected(write): bad\n")
+	// The same bytes as the newest rejected write are that write: no new ref.
+	for _, tc := range []struct {
+		content string
+		n       int
+	}{{"bad\n", 1}, {"bad\n", 1}, {"worse\n", 2}, {"bad\n", 3}, {"bad\n", 3}} {
+		name, h, err := r.Reject(map[string][]byte{"checkpoint.md": []byte(tc.content)}, "rejected(write): bad\n")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if name != fmt.Sprintf("refs/ckpt/rejected/%d", i) {
-			t.Errorf("ref = %s", name)
+		if name != fmt.Sprintf("refs/ckpt/rejected/%d", tc.n) {
+			t.Errorf("%q: ref = %s, want rejected/%d", tc.content, name, tc.n)
 		}
-		got, err := r.Resolve(fmt.Sprintf("rejected/%d", i))
+		got, err := r.Resolve(fmt.Sprintf("rejected/%d", tc.n))
 		if err != nil || got != h {
-			t.Errorf("Resolve rejected/%d = %v %v", i, got, err)
+			t.Errorf("Resolve rejected/%d = %v %v", tc.n, got, err)
 		}
 	}
 	if mustHead(t, r) != head {
 		t.Errorf("a rejected write moved HEAD")
 	}
 	rej, _ := r.Rejected()
-	if len(rej) != 2 || rej[0].N != 2 {
+	if len(rej) != 3 || rej[0].N != 3 {
 		t.Errorf("Rejected = %+v", rej)
 	}
 	gittest.Fsck(t, r.Dir)

@@ -10,8 +10,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"time"
 
 	git "github.com/go-git/go-git/v5"
 	gitcfg "github.com/go-git/go-git/v5/config"
@@ -94,13 +96,13 @@ func (st *Store) SetRemote(name, url string) error {
 	if url == "" {
 		delete(rs, name)
 	} else {
-		rs[name] = url
+		rs[name], _, _ = StripCredentials(url) // git's credential helper keeps those
 	}
 	if err := os.MkdirAll(st.StateDir(), 0o755); err != nil {
 		return err
 	}
 	b, _ := json.MarshalIndent(rs, "", "  ")
-	return WriteFileAtomic(st.remotesPath(), append(b, '\n'), 0o644, st.Opts.Fsync)
+	return WriteFileAtomic(st.remotesPath(), append(b, '\n'), 0o600, st.Opts.Fsync)
 }
 
 // RemoteURL returns the URL of a remote, or ErrNoRemote.
@@ -344,8 +346,9 @@ func (r *Repo) MergeBase(a, b Hash) (Hash, error) {
 
 // Checkout points main at h (which the repository holds) and writes the files it changes
 // to the work tree and index: a fast-forward. old is the HEAD this replaces
-// (compare-and-swap); disk, when not nil, is the work tree as the caller read it, and a file
-// that changed since is not overwritten (ErrWorkTreeChanged).
+// (compare-and-swap); when it is h, main stays and only the work tree and index are
+// written. disk, when not nil, is the work tree as the caller read it, and a file that
+// changed since is not overwritten (ErrWorkTreeChanged).
 func (r *Repo) Checkout(old, h Hash, disk map[string][]byte) error {
 	files, err := r.Files(h)
 	if err != nil {
@@ -365,7 +368,9 @@ func (r *Repo) Checkout(old, h Hash, disk map[string][]byte) error {
 	if err != nil {
 		return err
 	}
-	if err := r.store.updateRef(r.GitDir, refUpdate{name: MainRef, old: old, new: h, msg: "fast-forward"}, r.store.Opts.Author); err != nil {
+	if old == h {
+		// Only the work tree and the index are brought back to h (main is there already).
+	} else if err := r.store.updateRef(r.GitDir, refUpdate{name: MainRef, old: old, new: h, msg: "fast-forward"}, r.store.Opts.Author); err != nil {
 		w.undo()
 		return err
 	}
@@ -520,11 +525,54 @@ func NewGitNetwork(mode string, progress io.Writer) (*GitNetwork, error) {
 	return n, nil
 }
 
+// clearStaleLocks removes the `.lock` files a git process killed in the transport
+// repository left behind (on its refs, packed-refs, HEAD, config, shallow), which would
+// make every later fetch or push fail. The caller holds the transport's flock, so no other
+// ckpt works there; a git child of a killed ckpt may still hold a lock for milliseconds,
+// so a lock younger than staleLockAge is waited for until it goes or grows stale.
+func clearStaleLocks(gitDir string) {
+	deadline := time.Now().Add(staleLockAge + time.Second)
+	for {
+		young := false
+		check := func(p string) {
+			fi, err := os.Stat(p)
+			switch {
+			case err != nil:
+			case time.Since(fi.ModTime()) > staleLockAge:
+				_ = os.Remove(p)
+			default:
+				young = true
+			}
+		}
+		for _, name := range []string{"packed-refs.lock", "HEAD.lock", "config.lock", "shallow.lock"} {
+			check(filepath.Join(gitDir, name))
+		}
+		_ = filepath.WalkDir(filepath.Join(gitDir, "refs"), func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".lock") {
+				check(p)
+			}
+			return nil
+		})
+		if !young || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // Fetch brings the remote's refs matching refspecs into the transport repository.
 func (n *GitNetwork) Fetch(t *Repo, url string, refspecs []string) error {
+	clearStaleLocks(t.GitDir)
 	if n.Git != "" {
 		args := append([]string{"fetch", "--no-tags", "--prune", url}, refspecs...)
-		return n.run(t, args)
+		err := n.run(t, args)
+		if err != nil && strings.Contains(err.Error(), "cannot lock ref") {
+			// A git left running by a killed ckpt moved a ref under this one: once it is
+			// done, the fetch goes through.
+			clearStaleLocks(t.GitDir)
+			err = n.run(t, args)
+		}
+		return err
 	}
 	specs := make([]gitcfg.RefSpec, len(refspecs))
 	for i, s := range refspecs {
@@ -550,6 +598,7 @@ func (n *GitNetwork) Push(t *Repo, url string, refspecs []string) error {
 	if len(refspecs) == 0 {
 		return nil
 	}
+	clearStaleLocks(t.GitDir)
 	if n.Git != "" {
 		err := n.run(t, append([]string{"push", "--porcelain", url}, refspecs...))
 		if err != nil && (strings.Contains(err.Error(), "[rejected]") || strings.Contains(err.Error(), "non-fast-forward") || strings.Contains(err.Error(), "fetch first")) {
@@ -586,7 +635,11 @@ func (n *GitNetwork) run(t *Repo, args []string) error {
 		cmd.Stderr = &out
 	}
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
+	cmd.SysProcAttr = gitProcAttr()
+	// Pdeathsig follows the thread that started the child: keep it alive until git ends.
+	runtime.LockOSThread()
 	err := cmd.Run()
+	runtime.UnlockOSThread()
 	t.Reset()
 	if err != nil {
 		return fmt.Errorf("git %s: %s", args[0], strings.TrimSpace(out.String()))

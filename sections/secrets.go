@@ -150,9 +150,17 @@ var secretRules = sync.OnceValue(func() []SecretRule {
 		},
 		{
 			ID: "generic-secret", Description: "high-entropy value assigned to a secret-sounding key (KEY=…, key: …)",
-			find:     secretAssignments,
+			find:     func(src []byte) []secretMatch { return secretAssignments(src, secretKey) },
 			fallback: true, minEntropy: 3.5, trim: ".,;:!?)]}*",
 			accept: genericSecret,
+		},
+		{
+			// Weak passwords have low entropy: what sets them apart is the assignment itself
+			// (config syntax, a quoted value, or a value that ends the line).
+			ID: "generic-password", Description: "literal value assigned to a password, secret, token or API key (password = …, token: …)",
+			find:     passwordAssignments,
+			fallback: true, trim: ".,;",
+			accept: literalPassword,
 		},
 	}
 })
@@ -236,6 +244,8 @@ func (t *scanText) lineEnd(i int) int {
 type secretMatch struct {
 	s, e int
 	key  string
+	// sep is the offset of the assignment's separator (= or :), for rules that judge its form.
+	sep int
 }
 
 // matches returns the rule's candidates in t, in order.
@@ -305,9 +315,9 @@ func privateKeyBlocks(src []byte) []secretMatch {
 }
 
 // secretAssignments finds the values of KEY=VALUE, KEY: VALUE, KEY := VALUE and KEY => VALUE
-// whose key name suggests a secret. Quotes and backticks may surround the key and the value,
+// whose key name keyOK accepts. Quotes and backticks may surround the key and the value,
 // Markdown bold the key, and "Bearer " or the like may come before the value.
-func secretAssignments(src []byte) []secretMatch {
+func secretAssignments(src []byte, keyOK func(string) bool) []secretMatch {
 	var out []secretMatch
 	delim := -1 // the end of the last value run scanned; runs never hold a delimiter
 	last := -1  // the end of the last value found: "auth: token=…" is one value, not two
@@ -328,7 +338,7 @@ func secretAssignments(src []byte) []secretMatch {
 		for j > 0 && ke-j < 128 && isKeyByte(src[j-1]) {
 			j--
 		}
-		if j == ke || !secretKey(string(src[j:ke])) {
+		if j == ke || !keyOK(string(src[j:ke])) {
 			continue
 		}
 		// The value, forwards.
@@ -353,7 +363,7 @@ func secretAssignments(src []byte) []secretMatch {
 			}
 		}
 		if delim > k {
-			out = append(out, secretMatch{s: k, e: delim, key: string(src[j:ke])})
+			out = append(out, secretMatch{s: k, e: delim, key: string(src[j:ke]), sep: i})
 			last = delim
 		}
 	}
@@ -671,4 +681,127 @@ func splitKeyWords(key string) []string {
 		words = append(words, key[start:])
 	}
 	return words
+}
+
+// passwordKey reports whether key names a password, a secret, a token or an API key itself
+// (password, DB_PASSWORD, clientSecret, access_token, api_key), not something about one
+// (token_budget, secret_ref, api_key_id, max_tokens).
+func passwordKey(key string) bool {
+	words := splitKeyWords(key)
+	if len(words) == 0 {
+		return false
+	}
+	last := strings.ToLower(words[len(words)-1])
+	prev := ""
+	if len(words) > 1 {
+		prev = strings.ToLower(words[len(words)-2])
+	}
+	switch last {
+	case "pwd", "pass", "passphrase", "apikey", "secretkey", "accesskey":
+		return true
+	case "key":
+		return prev == "api" || prev == "secret" || prev == "access"
+	}
+	for _, s := range []string{"password", "passwd", "secret", "token"} {
+		if strings.HasSuffix(last, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// passwordAssignments finds the values assigned to password keys where the text reads as
+// an assignment, not as prose about one: KEY=VALUE with nothing around the =, a quoted
+// value, or a value that ends its line (trailing punctuation and a # or // comment aside).
+func passwordAssignments(src []byte) []secretMatch {
+	var out []secretMatch
+	for _, m := range secretAssignments(src, passwordKey) {
+		tight := src[m.sep] == '=' || m.sep+1 < len(src) && (src[m.sep+1] == '=' || src[m.sep+1] == '>')
+		if tight {
+			k := m.sep + 1
+			if k < len(src) && (src[k] == '=' || src[k] == '>') {
+				k++
+			}
+			before := src[m.sep-1]
+			tight = k == m.s && before != ' ' && before != '\t'
+		}
+		quoted := m.s > 0 && m.e < len(src) && strings.IndexByte("\"'`", src[m.s-1]) >= 0 && src[m.e] == src[m.s-1]
+		// A value that closes a code span (`password = …`) is a whole assignment too.
+		if tight || quoted || endsLine(src[m.e:]) || m.e < len(src) && src[m.e] == '`' {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// endsLine reports whether rest, what follows a value, holds nothing more on its line than
+// closing punctuation and a comment.
+func endsLine(rest []byte) bool {
+	i := 0
+	for i < len(rest) && strings.IndexByte("\"'`*.,;:)]} \t\r", rest[i]) >= 0 {
+		i++
+	}
+	if i == len(rest) || rest[i] == '\n' {
+		return true
+	}
+	return i > 0 && (rest[i-1] == ' ' || rest[i-1] == '\t') && (rest[i] == '#' || bytes.HasPrefix(rest[i:], []byte("//")))
+}
+
+var (
+	// A dotted name (config.password, os.environ) refers to a value held elsewhere.
+	dottedName = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$`)
+	})
+	// Words that stand for "no value here" in configuration and notes.
+	emptyWords = map[string]bool{"none": true, "null": true, "nil": true, "true": true, "false": true,
+		"undefined": true, "required": true, "optional": true, "hidden": true, "masked": true, "unset": true,
+		"empty": true, "todo": true, "tbd": true, "n/a": true, "sample": true, "default": true, "fake": true}
+)
+
+// literalPassword is the generic-password rule's judgement on a value assigned to a password
+// key: a literal that looks like a credential, not a placeholder, a reference to one, code, a
+// path, a number or a plain word.
+func literalPassword(key, v string) bool {
+	if !passwordKey(key) || utf8.RuneCountInString(v) < 6 {
+		return false
+	}
+	l := strings.ToLower(v)
+	if strings.Contains(l, "xxx") || emptyWords[l] {
+		return false
+	}
+	switch {
+	case strings.HasPrefix(v, "-"), // a flag
+		strings.Contains(v, "://"), // a URL: url-credentials judges it
+		strings.HasPrefix(v, "/"), strings.HasPrefix(v, "~/"), strings.HasPrefix(v, "./"), strings.HasPrefix(v, "../"),
+		strings.ContainsAny(v, `/\`) && strings.Contains(v, "."), // a path
+		strings.ContainsAny(v, "()[]{}"),                         // code: a call, an index, a literal
+		dottedName().MatchString(v),
+		uuidValue().MatchString(v), commitValue().MatchString(v):
+		return false
+	}
+	hasDigit := strings.ContainsAny(v, "0123456789")
+	if strings.IndexFunc(v, unicode.IsLetter) < 0 {
+		// Only a password may be all digits (a PIN); a token: 128000 is a count.
+		w := splitKeyWords(key)
+		last := strings.ToLower(w[len(w)-1])
+		return hasDigit && (strings.HasSuffix(last, "password") || strings.HasSuffix(last, "passwd") || last == "pwd" || last == "pass")
+	}
+	// Words and identifiers (expired, not-set, userPassword) are prose or code; a credential
+	// mixes in digits or symbols, or changes case inside a word.
+	if hasDigit || strings.ContainsFunc(v, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '-' && r != '_' }) {
+		return true
+	}
+	return !plainWords(v) && !camelWords(v)
+}
+
+// plainWords reports whether v is words of letters joined by - or _, each all lower case,
+// all upper case or capitalized.
+func plainWords(v string) bool {
+	for _, w := range strings.FieldsFunc(v, func(r rune) bool { return r == '-' || r == '_' }) {
+		rest := strings.TrimLeftFunc(w[:1], unicode.IsUpper) + w[1:]
+		if strings.ToLower(rest) != rest && strings.ToUpper(w) != w {
+			return false
+		}
+	}
+	return true
 }

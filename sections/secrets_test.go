@@ -62,6 +62,7 @@ func fakeSecrets() map[string]string {
 	f["DB_PASSWORD"] = pick(18, alnumChars)
 	f["GENERIC_SECRET"] = pick(32, alnumChars)
 	f["HEX_SECRET"] = pick(64, digitChars+"abcdef")
+	f["WEAK_PASSWORD"] = "hunt" + "er2"
 
 	// Near misses for the clean file.
 	f["GITHUB_X_TOKEN"] = "gh" + "p_" + strings.Repeat("x", 36)
@@ -124,6 +125,7 @@ func TestScanSecretsCorpus(t *testing.T) {
 		{"OPENAI_LEGACY_KEY", "openai-api-key", 48, "§8"},
 		{"GENERIC_SECRET", "generic-secret", 53, "§9"},
 		{"PEM_BLOCK", "private-key", 64, "§11"},
+		{"WEAK_PASSWORD", "generic-password", 72, "§11"},
 	}
 	got := ScanSecrets(src, 2, nil)
 	for i, w := range want {
@@ -161,6 +163,7 @@ func TestScanSecretsLines(t *testing.T) {
 		strings.Repeat(f["AWS_SECRET"], 2) + "\n-----END " + pemKind + " KEY-----"
 	unterminated := "-----BEGIN " + pemKind + " KEY-----\n" + f["AWS_SECRET"]
 	xoxp := "xo" + "xp-" + "2718281828-3141592653-1618033988-" + "9f2c" + f["GENERIC_SECRET"][:28]
+	weak := f["WEAK_PASSWORD"]
 	tcs := []struct {
 		name string
 		src  string
@@ -196,6 +199,18 @@ func TestScanSecretsLines(t *testing.T) {
 		{"two tokens on a line", gh + " " + npm, []string{"github-token " + gh, "npm-token " + npm}},
 		{"token as url password is one finding", "https://x-access-token:" + gh + "@github.com/o/r.git", []string{"github-token " + gh}},
 		{"token in key=value is one finding", "GITHUB_TOKEN=" + gh, []string{"github-token " + gh}},
+		{"weak password", "password = " + weak, []string{"generic-password " + weak}},
+		{"weak password in yaml", "  db_password: " + weak + "  # dev only", []string{"generic-password " + weak}},
+		{"secret in yaml", "secret: " + weak + "!", []string{"generic-password " + weak + "!"}},
+		{"api_key tight", "api_key=" + weak + " and then some prose", []string{"generic-password " + weak}},
+		{"token quoted in json", `{"token": "` + weak + `", "user": "bob"}`, []string{"generic-password " + weak}},
+		{"bold markdown password", "- **Password**: `" + weak + "`", []string{"generic-password " + weak}},
+		{"password in prose line end", "the admin password: " + weak + ".", []string{"generic-password " + weak}},
+		{"nested password assignment", "auth: token=" + weak, []string{"generic-password " + weak}},
+		{"mixed case without digits", "PASSWORD=" + "cOrRe" + "ctHoRsE", []string{"generic-password " + "cOrRe" + "ctHoRsE"}},
+		{"numeric pin", "pass" + "word: " + "246" + "810", []string{"generic-password " + "246" + "810"}},
+		{"low entropy", "PASSWORD=" + "aaaaaaaa" + "bbbbbbbb1", []string{"generic-password " + "aaaaaaaa" + "bbbbbbbb1"}},
+		{"short api key", "API_KEY=" + "abc" + "123", []string{"generic-password " + "abc" + "123"}},
 
 		// Not secrets.
 		{"dsn without password", "MC_DB_DSN=postgres://mc_ro@host:5433/exp_2026", nil},
@@ -212,8 +227,26 @@ func TestScanSecretsLines(t *testing.T) {
 		{"camelCase identifier", "private: testRSA2048PrivateKey and KEY=ed25519lib.PublicKeySize", nil},
 		{"code", "privKey := x509.PrivateKey[1] and secret = make(map[string]int32) and keys = 2*maxKeysPerShard64", nil},
 		{"masked password", "https://user:***@proxy:3128 and https://u:foo@h", nil},
-		{"low entropy", "PASSWORD=aaaaaaaabbbbbbbb1", nil},
-		{"short", "API_KEY=abc123", nil},
+		{"short", "API_KEY=ab12", nil},
+		{"empty password", "password = \nsecret:\ntoken: \"\"", nil},
+		{"angle password", "password = <db-password>", nil},
+		{"stars password", "password: ********", nil},
+		{"example password", "secret = example-secret-2026", nil},
+		{"password prose", "the password: it was rotated on 2026-04-01 by ops", nil},
+		{"token state", "Auth token: expired", nil},
+		{"token count", "max_token: 128000 and tokens: 4096", nil},
+		{"token budget", "token_budget: 20000", nil},
+		{"password variable", "password = userPassword", nil},
+		{"password reference", "password = config.db_password", nil},
+		{"password call", "token = os.Getenv(\"TOKEN\")", nil},
+		{"password from env", "password: $DB_PASSWORD", nil},
+		{"password words", "password: not-set-yet", nil},
+		{"token path", "token: /run/secrets/deploy-token", nil},
+		{"secret ref", "secret_ref: projects/p/secrets/s/versions/3", nil},
+		{"api key id", "api_key_id: 12345678", nil},
+		{"token type", "token_type: Bearer", nil},
+		{"password flag", "password: --from-stdin", nil},
+		{"x run password", "password = xxx123xxx", nil},
 		{"angle placeholder", "API_KEY=<your-token-goes-here-2026>", nil},
 		{"shell placeholder", "GITHUB_TOKEN=${GITHUB_TOKEN}", nil},
 		{"env reference password", "postgres://app:$DB_PASSWORD@db/app", nil},
@@ -315,7 +348,7 @@ func TestScanSecretsAllow(t *testing.T) {
 	}
 }
 
-func secretCorpus(t *testing.T, name string) []byte {
+func secretCorpus(t testing.TB, name string) []byte {
 	t.Helper()
 	for _, dir := range []string{filepath.Join("..", "testdata", "corpus"), filepath.Join("..", "..", "shared", "corpus")} {
 		if b, err := os.ReadFile(filepath.Join(dir, name)); err == nil {
@@ -331,6 +364,24 @@ func TestScanSecretsClean(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if got := ScanSecrets(secretCorpus(t, name), 0, nil); len(got) != 0 {
 				t.Errorf("false positives: %+v", got)
+			}
+		})
+	}
+	// Every file of both corpora: logs, transcripts and task databases hold prose about
+	// tokens and passwords too.
+	var files []string
+	for _, dir := range []string{filepath.Join("..", "testdata", "corpus"), filepath.Join("..", "..", "shared", "corpus")} {
+		fs, _ := filepath.Glob(filepath.Join(dir, "*", "*"))
+		files = append(files, fs...)
+	}
+	for _, name := range files {
+		t.Run(name, func(t *testing.T) {
+			b, err := os.ReadFile(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range ScanSecrets(b, 0, nil) {
+				t.Errorf("false positive at line %d: %s %q", s.Line, s.Rule, s.Redacted)
 			}
 		})
 	}
@@ -456,4 +507,20 @@ func FuzzScanSecrets(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkScanSecrets8KB is the push scan's cost per version of a typical checkpoint: the
+// corpus six checkpoint grown to about 8 KB of prose, paths, KEY=VALUE literals and code.
+func BenchmarkScanSecrets8KB(b *testing.B) {
+	src := secretCorpus(b, "six/checkpoint.md")
+	for i := 0; len(src) < 8<<10; i++ {
+		src = fmt.Appendf(src, "- item %d: set `MAX_TOKENS=%d` in /srv/app/%d/config.toml, see https://example.com/%d (token: expired)\n", i, i*64, i, i)
+	}
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if fs := ScanSecrets(src, 0, nil); len(fs) != 0 {
+			b.Fatal(fs)
+		}
+	}
 }

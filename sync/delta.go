@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -23,6 +24,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unicode"
 
@@ -35,6 +37,19 @@ const MaxDeltaRunes = 500
 
 // DeltaLimit is the size budget of the whole 📡 section in bytes (seed 002: "2KB").
 const DeltaLimit = 2048
+
+// MaxTranscriptRead bounds how much of a transcript one sync reads past its offset: 64 MiB
+// of complete lines. A transcript that grew more is read on by the next syncs, each from
+// where the last one stopped, so a hook never reads without end.
+const MaxTranscriptRead = 64 << 20
+
+// TranscriptReadTime bounds how long one sync reads a transcript: past it the read stops
+// after the last complete line, as at the size bound, and the next sync reads on.
+const TranscriptReadTime = 10 * time.Second
+
+// ErrNotRegular refuses a transcript that is not a regular file: a device such as
+// /dev/zero never ends, a FIFO blocks until someone writes, a directory holds no lines.
+var ErrNotRegular = errors.New("not a regular file")
 
 // DeltaEntry is one recovered event: when it happened and what was said or done.
 type DeltaEntry struct {
@@ -50,6 +65,8 @@ type TranscriptRead struct {
 	// Restarted is true when the file no longer continued at the given offset (it was
 	// truncated, rotated or replaced), so it was read from the start.
 	Restarted bool
+	// Truncated is true when the read stopped at its size or time bound with more to read.
+	Truncated bool
 }
 
 // ReadTranscript reads the JSONL transcript at path from offset on and returns the entries
@@ -74,14 +91,66 @@ type TranscriptRead struct {
 // milliseconds) as numbers. Any other line gives a warning and is skipped, never an error:
 // "path:LINE: …" when reading from the start, "path: byte OFFSET: …" when resuming, since
 // line numbers are unknown there without reading the whole file.
+//
+// Only a regular file is read (anything else is ErrNotRegular), and at most
+// MaxTranscriptRead bytes past offset, for at most TranscriptReadTime: Next then stops
+// after the last complete line read, Truncated is set and a warning says so. A single line
+// longer than the whole bound is skipped with a warning.
 func ReadTranscript(path string, offset int64, since time.Time) (TranscriptRead, error) {
+	return readTranscript(path, offset, since, MaxTranscriptRead, time.Now().Add(TranscriptReadTime))
+}
+
+// openRegular opens path for reading only if it is a regular file. The open itself does not
+// block on a FIFO (O_NONBLOCK), and the check is made on the file opened, not on the name.
+func openRegular(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, noTranscript(path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read transcript %s: %w", path, err)
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%s: %w (%s)", path, ErrNotRegular, fileKind(fi.Mode()))
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// noTranscript is the error for a transcript that does not exist; it is fs.ErrNotExist.
+type noTranscript string
+
+func (e noTranscript) Error() string { return string(e) + ": no such transcript" }
+func (e noTranscript) Unwrap() error { return fs.ErrNotExist }
+
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	}
+	return m.Type().String()
+}
+
+// readTranscript is ReadTranscript with its bounds: at most limit bytes past offset, until
+// deadline.
+func readTranscript(path string, offset int64, since time.Time, limit int64, deadline time.Time) (TranscriptRead, error) {
 	var res TranscriptRead
 	if offset < 0 {
 		return res, fmt.Errorf("%s: negative transcript offset %d", path, offset)
 	}
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
-		return res, fmt.Errorf("read transcript %s: %w", path, err)
+		return res, err
 	}
 	defer f.Close()
 	moved, err := transcriptMoved(f, offset)
@@ -96,10 +165,16 @@ func ReadTranscript(path string, offset int64, since time.Time) (TranscriptRead,
 	}
 	res.Next = offset
 
-	br := bufio.NewReaderSize(f, 64<<10)
+	lr := &io.LimitedReader{R: f, N: limit}
+	br := bufio.NewReaderSize(lr, 64<<10)
 	var long []byte // a line longer than the reader's buffer, gathered piece by piece
 	lineNo := 0
 	for {
+		if time.Now().After(deadline) {
+			res.Truncated = true
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: read stopped at byte %d after %s; the next sync reads on", path, res.Next, TranscriptReadTime))
+			break
+		}
 		chunk, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
 			long = append(long, chunk...)
@@ -111,7 +186,25 @@ func ReadTranscript(path string, offset int64, since time.Time) (TranscriptRead,
 			line = long
 		}
 		if errors.Is(err, io.EOF) {
-			break // nothing left, or a line still being written: leave it for the next read
+			// Nothing left, or a line still being written (left for the next read), or the
+			// size bound cut the read.
+			if lr.N == 0 && len(line) > 0 {
+				res.Truncated = true
+				if res.Next == offset {
+					// One line longer than the whole bound: skip it, or nothing is ever read past it.
+					end, found, serr := skipLine(f, offset+limit, deadline)
+					if serr != nil {
+						return res, fmt.Errorf("read transcript %s: %w", path, serr)
+					}
+					if found {
+						res.Warnings = append(res.Warnings, fmt.Sprintf("%s: byte %d: skipped a line longer than %d MiB", path, offset, limit>>20))
+						res.Next = end
+						break
+					}
+				}
+				res.Warnings = append(res.Warnings, fmt.Sprintf("%s: read %d MiB past byte %d; the next sync reads on", path, limit>>20, offset))
+			}
+			break
 		}
 		if err != nil {
 			return res, fmt.Errorf("read transcript %s: %w", path, err)
@@ -134,6 +227,27 @@ func ReadTranscript(path string, offset int64, since time.Time) (TranscriptRead,
 		}
 	}
 	return res, nil
+}
+
+// skipLine reads f from pos, keeping nothing, to the end of the line under way: end is the
+// offset after its newline. found is false at the end of the file (the line is still being
+// written) or at the deadline.
+func skipLine(f *os.File, pos int64, deadline time.Time) (end int64, found bool, err error) {
+	buf := make([]byte, 64<<10)
+	for !time.Now().After(deadline) {
+		n, err := f.ReadAt(buf, pos)
+		if i := bytes.IndexByte(buf[:n], '\n'); i >= 0 {
+			return pos + int64(i) + 1, true, nil
+		}
+		pos += int64(n)
+		if errors.Is(err, io.EOF) {
+			return pos, false, nil
+		}
+		if err != nil {
+			return pos, false, err
+		}
+	}
+	return pos, false, nil
 }
 
 // transcriptMoved reports whether f no longer continues at offset: it is shorter, or the

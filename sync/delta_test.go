@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -865,5 +867,70 @@ func BenchmarkReadTranscriptFull(b *testing.B) {
 		if err != nil || len(r.Entries) == 0 {
 			b.Fatalf("read: %v, %d entries", err, len(r.Entries))
 		}
+	}
+}
+
+// TestReadTranscriptBounds reads with a small size bound (and a deadline): the read stops
+// after the last complete line inside the bound and says so, the next read goes on from
+// there, and a line longer than the whole bound is skipped rather than read forever.
+func TestReadTranscriptBounds(t *testing.T) {
+	line := func(min int, text string) string {
+		return fmt.Sprintf(`{"ts":"2026-04-01T22:%02d:00Z","role":"user","content":%q}`+"\n", min, text)
+	}
+	a, b, c := line(1, "one"), line(2, "two"), line(3, "three")
+	huge := `{"ts":"2026-04-01T22:04:00Z","role":"user","content":"` + strings.Repeat("x", 300) + `"}` + "\n"
+	future := time.Now().Add(time.Hour)
+	for _, tc := range []struct {
+		name      string
+		content   string
+		offset    int64
+		limit     int64
+		deadline  time.Time
+		want      string
+		next      int64
+		truncated bool
+		warning   string
+	}{
+		{"everything inside the bound", a + b, 0, 1000, future, "user: one|user: two", int64(len(a + b)), false, ""},
+		{"cut after a complete line", a + b + c, 0, int64(len(a) + len(b)/2), future, "user: one", int64(len(a)), true, "read 0 MiB past byte 0; the next sync reads on"},
+		{"resumed from the cut", a + b + c, int64(len(a)), int64(len(b) + len(c)), future, "user: two|user: three", int64(len(a + b + c)), false, ""},
+		{"a line longer than the bound is skipped", a + huge + c, int64(len(a)), 100, future, "", int64(len(a + huge)), true, fmt.Sprintf("byte %d: skipped a line longer than 0 MiB", len(a))},
+		{"an unfinished line longer than the bound waits", a + strings.TrimSuffix(huge, "\n"), int64(len(a)), 100, future, "", int64(len(a)), true, "read 0 MiB past byte"},
+		{"past the deadline", a + b, 0, 1000, time.Now().Add(-time.Second), "", 0, true, "read stopped at byte 0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "t.jsonl")
+			if err := os.WriteFile(path, []byte(tc.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r, err := readTranscript(path, tc.offset, time.Time{}, tc.limit, tc.deadline)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(deltaTexts(r.Entries), "|"); got != tc.want || r.Next != tc.next || r.Truncated != tc.truncated {
+				t.Errorf("got %q next %d truncated %t, want %q %d %t", got, r.Next, r.Truncated, tc.want, tc.next, tc.truncated)
+			}
+			if tc.warning == "" && len(r.Warnings) > 0 || tc.warning != "" && (len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], tc.warning)) {
+				t.Errorf("warnings %q, want one with %q", r.Warnings, tc.warning)
+			}
+		})
+	}
+}
+
+// TestReadTranscriptRefusesNonRegular: a directory or a device is refused at once with
+// ErrNotRegular, and a missing file is fs.ErrNotExist.
+func TestReadTranscriptRefusesNonRegular(t *testing.T) {
+	paths := []string{t.TempDir()}
+	if fi, err := os.Stat(os.DevNull); err == nil && !fi.Mode().IsRegular() {
+		paths = append(paths, os.DevNull)
+	}
+	for _, p := range paths {
+		if _, err := ReadTranscript(p, 0, time.Time{}); !errors.Is(err, ErrNotRegular) || !strings.HasPrefix(err.Error(), p+": not a regular file") {
+			t.Errorf("ReadTranscript(%s) = %v, want %v", p, err, ErrNotRegular)
+		}
+	}
+	missing := filepath.Join(t.TempDir(), "gone.jsonl")
+	if _, err := ReadTranscript(missing, 0, time.Time{}); !errors.Is(err, fs.ErrNotExist) || err.Error() != missing+": no such transcript" {
+		t.Errorf("missing: %v", err)
 	}
 }

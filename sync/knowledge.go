@@ -10,6 +10,9 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/ckpt-dev/ckpt/sections"
+	"github.com/ckpt-dev/ckpt/templates"
 )
 
 // KnowledgeFile is the L1 knowledge graph in the knowledge repository.
@@ -233,6 +236,56 @@ func (kg *KnowledgeGraph) Promote(decisions []string, prov Provenance, review bo
 		byID[id] = e
 		p.State, p.Outcome = e.State, "new"
 		out = append(out, p)
+	}
+	return out
+}
+
+// sessionDecisions are the decisions a full sync promotes, oldest first: those spilled to
+// the decisions section's spill file (in files, the session's new files), then those still
+// in the checkpoint. A decision that spilled in the same sync that added it is promoted
+// like any other.
+func sessionDecisions(t *Template, doc *sections.Document, files map[string][]byte) []string {
+	id := t.Section(templates.RoleDecisions)
+	if id == "" || t.Doc.Section(id) == nil {
+		return nil
+	}
+	var out []string
+	add := func(it string) {
+		if d := strings.TrimSpace(itemPrefix().ReplaceAllString(it, "")); d != "" && !spillIndexLine().MatchString(it) {
+			out = append(out, d)
+		}
+	}
+	for _, it := range spilledItems(files["checkpoint-"+spillTopic(t, id)+".md"]) {
+		add(it)
+	}
+	for _, it := range newEditor(doc, t.Spec.Empty).itemsRaw(id) {
+		add(it)
+	}
+	return out
+}
+
+// spilledItems returns the entries of a spill file as written (a bullet with its
+// continuation lines), without its heading and italic note.
+func spilledItems(src []byte) []string {
+	var out []string
+	open := false // the last item may take continuation lines
+	for _, l := range strings.Split(strings.ReplaceAll(string(src), "\r\n", "\n"), "\n") {
+		switch {
+		case strings.TrimSpace(l) == "":
+			if open {
+				out[len(out)-1] += "\n"
+			}
+		case open && (l[0] == ' ' || l[0] == '\t'):
+			out[len(out)-1] += "\n" + l
+		case isHeaderLine(l):
+			open = false
+		default:
+			out = append(out, l)
+			open = true
+		}
+	}
+	for i := range out {
+		out[i] = strings.TrimRight(out[i], "\n")
 	}
 	return out
 }

@@ -2,11 +2,13 @@ package sync
 
 import (
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/ckpt-dev/ckpt/internal/config"
 	"github.com/ckpt-dev/ckpt/internal/gittest"
+	"github.com/ckpt-dev/ckpt/sections"
 )
 
 func writeFile(p, s string) error { return os.WriteFile(p, []byte(s), 0o644) }
@@ -123,5 +125,17 @@ func TestPromotionWithoutReview(t *testing.T) {
 	kg, _ := ts.KnowledgeGraph()
 	if len(kg.Entries) != 1 || kg.Entries[0].State != StateAccepted {
 		t.Errorf("entries = %+v, want one accepted", kg.Entries)
+	}
+}
+
+func TestSessionDecisionsIncludeSpilled(t *testing.T) {
+	six := &Template{Template: mustLoad(t, "six")}
+	six.Doc = sections.Parse(six.Source, sections.Options{})
+	cp := strings.Replace(string(six.Source), "### 🔑 Key Decisions\n", "### 🔑 Key Decisions\n- See checkpoint-decisions.md (3 items) - a\n- d: still here\n", 1)
+	spill := "# Key Decisions (spilled)\n\n_Older entries, oldest first._\n\n- a: oldest\n- b: two lines\n  the second\n\n- c: after a blank line\r\n"
+	got := sessionDecisions(six, six.Parse([]byte(cp)), map[string][]byte{"checkpoint-decisions.md": []byte(spill)})
+	want := []string{"a: oldest", "b: two lines\n  the second", "c: after a blank line", "d: still here"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("sessionDecisions = %q, want %q", got, want)
 	}
 }

@@ -27,6 +27,30 @@ var (
 	tagPrefix  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\[([a-z]+)(!?)\]\s*`) })
 )
 
+// parseTag reads the tag that starts an entry's first line: "[decision] …", "[rule!] …".
+// A checkbox ("[x] …") and the start of a link ("[text](url)", "[text][ref]", "[ref]: url")
+// are text, not tags. n is how many bytes of rest the tag and the space after it take.
+func parseTag(rest string) (tag string, durable bool, n int) {
+	m := tagPrefix().FindStringSubmatchIndex(rest)
+	if m == nil {
+		return "", false, 0
+	}
+	tag = rest[m[2]:m[3]]
+	if end := m[5] + 1; tag == "x" || (end < len(rest) && strings.IndexByte("([:", rest[end]) >= 0) {
+		return "", false, 0
+	}
+	return tag, m[5] > m[4], m[1]
+}
+
+// writtenTag is the tag as the entry's author wrote it ("[idea] "), "" when untagged.
+func (e Entry) writtenTag() string {
+	raw, text := firstLine(e.Raw), firstLine(e.Text)
+	if e.Tag == "" || len(raw) < 2+len(text) {
+		return ""
+	}
+	return raw[2 : len(raw)-len(text)]
+}
+
 // ParseNotes returns the entries of notes.md. The part that equals the notes template (its
 // header) is skipped; so are headings, italic directive lines and blank lines outside
 // entries. A line of text outside any bullet is an entry of its own, so nothing is dropped.
@@ -75,9 +99,9 @@ func ParseNotes(src, template []byte) []Entry {
 			if m := bulletLine().FindStringSubmatch(l); m != nil {
 				e := Entry{Line: line, Raw: l}
 				rest := m[1]
-				if t := tagPrefix().FindStringSubmatch(rest); t != nil {
-					e.Tag, e.Durable = t[1], t[2] == "!"
-					rest = rest[len(t[0]):]
+				if tag, durable, n := parseTag(rest); n > 0 {
+					e.Tag, e.Durable = tag, durable
+					rest = rest[n:]
 				}
 				e.Text = rest
 				cur = &e

@@ -32,6 +32,13 @@ func TestParseNotes(t *testing.T) {
 		}},
 		{"crlf", "# Notes\r\n\r\n- [task] t\r\n", []Entry{{Line: 3, Tag: "task", Text: "t", Raw: "- [task] t"}}},
 		{"checkbox is not a tag", tmpl + "- [ ] (P1) do it\n", []Entry{{Line: 4, Text: "[ ] (P1) do it", Raw: "- [ ] (P1) do it"}}},
+		{"a ticked checkbox is not a tag", tmpl + "- [x] the parser\n", []Entry{{Line: 4, Text: "[x] the parser", Raw: "- [x] the parser"}}},
+		{"links are not tags", tmpl + "- [link](https://e.com/a) b\n- [see][ref] c\n- [ref]: https://e.com\n", []Entry{
+			{Line: 4, Text: "[link](https://e.com/a) b", Raw: "- [link](https://e.com/a) b"},
+			{Line: 5, Text: "[see][ref] c", Raw: "- [see][ref] c"},
+			{Line: 6, Text: "[ref]: https://e.com", Raw: "- [ref]: https://e.com"},
+		}},
+		{"an unknown tag is a tag", tmpl + "- [idea!]  try it\n", []Entry{{Line: 4, Tag: "idea", Durable: true, Text: "try it", Raw: "- [idea!]  try it"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := ParseNotes([]byte(tc.src), []byte(tmpl))
@@ -109,6 +116,46 @@ func TestRouting(t *testing.T) {
 		if r.Dest.Section != tc.section || r.Dest.Repo != tc.repo || r.Dest.Why != tc.why {
 			t.Errorf("%s %q → %s %s (%s), want %s %s (%s)", tc.t.Name, tc.entry, r.Dest.Repo, r.Dest.Section, r.Dest.Why, tc.repo, tc.section, tc.why)
 		}
+	}
+}
+
+// TestOddTagsKeepTheirText routes entries that start with a checkbox, a link or an unknown
+// tag: each lands with its text as written (an unknown tag in the catch-all, tag kept).
+func TestOddTagsKeepTheirText(t *testing.T) {
+	six := &Template{Template: mustLoad(t, "six")}
+	six.Doc = sections.Parse(six.Source, sections.Options{})
+	eleven := &Template{Template: mustLoad(t, "eleven-en")}
+	eleven.Doc = sections.Parse(eleven.Source, sections.Options{})
+	for _, tc := range []struct {
+		t       *Template
+		entry   string
+		section sections.ID
+		line    string
+	}{
+		{six, "- [x] the parser", "✅", "- [x] the parser"},
+		{six, "- [X] the writer", "✅", "- [X] the writer"},
+		{six, "- [ ] write the docs", "📋", "- [ ] write the docs"},
+		{six, "- [link](https://example.com/a) explains it", "⚠️", "- [link](https://example.com/a) explains it"},
+		{six, "- [see docs][ref] for more", "⚠️", "- [see docs][ref] for more"},
+		{six, "- [idea] try a trie", "⚠️", "- [idea] try a trie"},
+		{six, "- [idea!] we decided on a trie", "⚠️", "- [idea!] we decided on a trie"},
+		{six, "- [idea]\ttabbed\n  and continued", "⚠️", "- [idea]\ttabbed\n  and continued"},
+		{six, "- [decision] [x] tagged box", "🔑", "- [x] tagged box"},
+		{eleven, "- [x] the parser", "§5", "- [x] the parser"},
+		{eleven, "- [ ] write the docs", "§5", "- [ ] write the docs"},
+		{eleven, "- [link](https://example.com/a) explains it", "§11", "- [link](https://example.com/a) explains it"},
+		{eleven, "- [idea] try a trie", "§11", "- [idea] try a trie"},
+	} {
+		t.Run(tc.t.Name+" "+tc.entry, func(t *testing.T) {
+			rt := &router{t: tc.t}
+			r := rt.route(ParseNotes([]byte(tc.entry), nil)[0])
+			if r.Dest.Section != tc.section {
+				t.Errorf("section %s, want %s", r.Dest.Section, tc.section)
+			}
+			if got := renderEntry(tc.t, roleOf(tc.t, r.Dest.Section), r.Tag, r.Entry.Text); got != tc.line {
+				t.Errorf("rendered %q, want %q", got, tc.line)
+			}
+		})
 	}
 }
 

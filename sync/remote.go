@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/ckpt-dev/ckpt/internal/failpoint"
 	"github.com/ckpt-dev/ckpt/repo"
 	"github.com/ckpt-dev/ckpt/sections"
 )
@@ -33,10 +36,10 @@ type RemoteOptions struct {
 	Quick bool
 }
 
-// SecretFinding is a possible secret in a commit that a push would send.
+// SecretFinding is a possible secret in a commit that a push would send, or in a work tree.
 type SecretFinding struct {
 	Session string      `json:"session"`
-	Commit  string      `json:"commit"`
+	Commit  string      `json:"commit"` // "" on disk
 	File    string      `json:"file"`
 	Section sections.ID `json:"section"`
 	Line    int         `json:"line"`
@@ -46,16 +49,20 @@ type SecretFinding struct {
 
 // PushReport says what a push sent.
 type PushReport struct {
-	Remote   string          `json:"remote"`
-	Pushed   []string        `json:"pushed"`     // sessions (and "knowledge") whose refs moved
-	UpToDate int             `json:"up_to_date"` // repositories the remote already had
+	Remote   string   `json:"remote"`
+	Pushed   []string `json:"pushed"`     // sessions (and "knowledge") whose refs moved
+	UpToDate int      `json:"up_to_date"` // repositories the remote already had
+	// HeldBack are the repositories the secret scan kept home, with their findings.
+	HeldBack []string        `json:"held_back,omitempty"`
 	Secrets  []SecretFinding `json:"secrets,omitempty"`
 }
 
 // Push mirrors the chosen sessions (and the knowledge repository) into the transport
 // repository and pushes them as refs/heads/sessions/<id> and refs/heads/knowledge in one
-// git push. Commits that would leave are scanned for secrets first; any found refuse the
-// push (ErrSecrets) unless AllowSecrets or the config's allowlist lets them through.
+// git push. What would leave is scanned for secrets first (every blob the remote does not
+// have, whole): a repository with findings is held back, unless AllowSecrets or the
+// config's allowlist lets them through, and the others are pushed all the same; the push
+// then returns ErrSecrets with the report.
 func (s *Service) Push(o RemoteOptions) (*PushReport, error) {
 	url, t, unlock, err := s.openTransport(o.Remote)
 	if err != nil {
@@ -73,6 +80,7 @@ func (s *Service) Push(o RemoteOptions) (*PushReport, error) {
 		old, to repo.Hash
 	}
 	var moves []move
+	var redact []string // the command that clears each repository held back
 	copier := repo.NewCopier(t)
 	for i, r := range repos {
 		if o.Progress != nil {
@@ -94,17 +102,28 @@ func (s *Service) Push(o RemoteOptions) (*PushReport, error) {
 			rep.UpToDate++
 			continue
 		}
-		if err := copier.Copy(r, head); err != nil {
-			copier.Abort()
-			return nil, fmt.Errorf("%s: %w", r.ID, err)
-		}
+		// Scanned before its objects are copied: a repository held back leaves nothing of
+		// itself in the transport either.
 		if !o.AllowSecrets {
-			found, err := s.scanOutgoing(r, head, remoteHas)
+			found, err := s.scanOutgoing(r, head, t, []repo.Hash{remoteHas}, repo.ZeroHash)
 			if err != nil {
 				copier.Abort()
 				return nil, err
 			}
-			rep.Secrets = append(rep.Secrets, found...)
+			if len(found) > 0 {
+				rep.HeldBack = append(rep.HeldBack, r.ID)
+				rep.Secrets = append(rep.Secrets, found...)
+				if r.LockName == repo.KnowledgeLock {
+					redact = append(redact, "ckpt redact --knowledge")
+				} else {
+					redact = append(redact, "ckpt redact -s "+r.ID)
+				}
+				continue
+			}
+		}
+		if err := copier.Copy(r, head); err != nil {
+			copier.Abort()
+			return nil, fmt.Errorf("%s: %w", r.ID, err)
 		}
 		old, _ := t.Ref(ref)
 		moves = append(moves, move{ref, old, head})
@@ -115,29 +134,36 @@ func (s *Service) Push(o RemoteOptions) (*PushReport, error) {
 		specs = append(specs, spec)
 		rep.Pushed = append(rep.Pushed, r.ID)
 	}
-	if len(rep.Secrets) > 0 {
-		copier.Abort()
-	} else if _, err := copier.Finish(); err != nil {
+	if _, err := copier.Finish(); err != nil {
 		return nil, err
-	}
-	if len(rep.Secrets) > 0 {
-		return rep, fmt.Errorf("%w: %d finding(s); nothing pushed\nhint: remove them and commit, allow them in config.toml [secrets] allow, or push with --allow-secrets", ErrSecrets, len(rep.Secrets))
 	}
 	for _, m := range moves {
 		if err := t.SetRef(m.ref, m.to); err != nil {
 			return nil, err
 		}
 	}
-	if err := o.Network.Push(t, url, specs); err != nil {
-		for _, m := range moves {
-			_ = t.SetRef(m.ref, m.old)
+	if len(specs) > 0 {
+		if err := o.Network.Push(t, url, specs); err != nil {
+			for _, m := range moves {
+				_ = t.SetRef(m.ref, m.old)
+			}
+			return nil, err
 		}
-		return nil, err
 	}
 	for _, m := range moves {
 		if err := t.SetRef(trackingRef(o.Remote, m.ref), m.to); err != nil {
 			return nil, err
 		}
+	}
+	// A forced push replaced history (after redact --force or gc --force): what only the
+	// old history reached, a redacted secret say, leaves the transport too.
+	if o.Force && len(moves) > 0 {
+		if err := t.PruneMirror(); err != nil {
+			return rep, fmt.Errorf("pushed; prune the transport: %w", err)
+		}
+	}
+	if len(rep.HeldBack) > 0 {
+		return rep, secretsError(rep, redact)
 	}
 	return rep, nil
 }
@@ -204,99 +230,169 @@ func (s *Service) travellers(ids []string, withKnowledge bool) ([]*repo.Repo, er
 	return out, nil
 }
 
-// scanOutgoing scans what the commits between have (what the remote holds) and head add:
-// the lines each commit introduced in each file it changed, so a push of thousands of
-// versions scans each new line once instead of every version whole.
-func (s *Service) scanOutgoing(r *repo.Repo, head, have repo.Hash) ([]SecretFinding, error) {
-	var out []SecretFinding
-	var failed error
-	scanned := map[repo.Hash]bool{}
-	err := r.Log(head, func(ci repo.CommitInfo) bool {
-		if ci.Hash == have {
-			return false
+// secretsError says which repositories a push held back and exactly how to get past.
+func secretsError(rep *PushReport, redact []string) error {
+	if len(redact) > 3 {
+		redact = []string{"ckpt redact --all"}
+	}
+	return fmt.Errorf("%w: held back %s (%d finding(s)); pushed %d other(s)\nhint: to send nothing, rewrite them out of unpushed history with %s, then ckpt push; or allow them in config.toml [secrets] allow; or send them with ckpt push --allow-secrets",
+		ErrSecrets, strings.Join(rep.HeldBack, ", "), len(rep.Secrets), len(rep.Pushed), strings.Join(redact, "; "))
+}
+
+// CommitMessage stands for the file name of a finding in a commit's message.
+const CommitMessage = "(commit message)"
+
+// scanOutgoing scans every blob of head's history that the remote does not have: not in
+// any commit reachable from have (the remote's commits of this repository, read in the
+// transport t; several remotes' for a status). Each blob is scanned once and whole, not
+// only the lines its commit added, so that a secret completed by a later edit (a key body
+// pasted between BEGIN and END lines already pushed) is found; the messages of the new
+// commits are scanned too. A finding names the oldest new commit holding the blob.
+//
+// What the remote has is worked out lazily, because walking its whole history costs far
+// more than a push usually scans: the walk stops at the commits the remote has, whose
+// files (unchanged ones, mostly) are not scanned again; and only a blob with findings
+// that the transport holds is looked for in the rest of the remote's history (a version
+// restored from long ago, say), so that what was sent once is not held back again.
+//
+// done, when not ZeroHash, is a commit of r whose history was scanned before (a status's
+// cache): the walk stops there too.
+func (s *Service) scanOutgoing(r *repo.Repo, head repo.Hash, t *repo.Repo, have []repo.Hash, done repo.Hash) ([]SecretFinding, error) {
+	tips := map[repo.Hash]bool{}
+	for _, h := range have {
+		tips[h] = true
+	}
+	var remoteCommits, remoteBlobs map[repo.Hash]bool // the whole remote history, when needed
+	walkRemote := func() error {
+		var err error
+		if remoteCommits == nil {
+			remoteCommits, err = t.Ancestors(have...)
 		}
-		files, err := r.FileHashes(ci.Hash)
-		if err != nil {
-			failed = err
-			return false
+		return err
+	}
+	hasCommit := func(c repo.Hash) (bool, error) {
+		if tips[c] {
+			return true, nil
 		}
-		var parent map[string]repo.Hash
-		if len(ci.Parents) > 0 {
-			if parent, err = r.FileHashes(ci.Parents[0]); err != nil {
-				failed = err
-				return false
+		if t == nil || len(have) == 0 || !t.Has(c) {
+			return false, nil
+		}
+		if err := walkRemote(); err != nil {
+			return false, err
+		}
+		return remoteCommits[c], nil
+	}
+	hasBlob := func(b repo.Hash) (bool, error) {
+		if t == nil || len(have) == 0 || !t.Has(b) {
+			return false, nil
+		}
+		if remoteBlobs == nil {
+			if err := walkRemote(); err != nil {
+				return false, err
+			}
+			remoteBlobs = map[repo.Hash]bool{}
+			for c := range remoteCommits {
+				files, err := t.FileHashes(c)
+				if err != nil {
+					return false, err
+				}
+				for _, h := range files {
+					remoteBlobs[h] = true
+				}
 			}
 		}
-		for name, h := range files {
-			if parent[name] == h || scanned[h] {
+		return remoteBlobs[b], nil
+	}
+	// The new commits, newest first, then scanned oldest first.
+	scanned := map[repo.Hash]bool{} // blobs scanned, or in a commit the remote has
+	var fresh []repo.Hash
+	seen := map[repo.Hash]bool{}
+	stack := []repo.Hash{head}
+	for len(stack) > 0 {
+		h := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[h] || h == repo.ZeroHash {
+			continue
+		}
+		seen[h] = true
+		if h == done {
+			files, err := r.FileHashes(h)
+			if err != nil {
+				return nil, err
+			}
+			for _, b := range files {
+				scanned[b] = true
+			}
+			continue
+		}
+		known, err := hasCommit(h)
+		if err != nil {
+			return nil, err
+		}
+		if known {
+			files, err := t.FileHashes(h)
+			if err != nil {
+				return nil, err
+			}
+			for _, b := range files {
+				scanned[b] = true
+			}
+			continue
+		}
+		ci, err := r.CommitInfo(h)
+		if err != nil {
+			return nil, err
+		}
+		fresh = append(fresh, h)
+		for i := len(ci.Parents) - 1; i >= 0; i-- {
+			stack = append(stack, ci.Parents[i])
+		}
+	}
+	var out []SecretFinding
+	for i := len(fresh) - 1; i >= 0; i-- {
+		c := fresh[i]
+		// The message leaves with the commit (ckpt commit -m puts text of the user's there).
+		ci, err := r.CommitInfo(c)
+		if err != nil {
+			return nil, err
+		}
+		for _, sec := range sections.ScanSecrets([]byte(ci.Message), 0, s.Config.Secrets.Allow) {
+			out = append(out, SecretFinding{Session: r.ID, Commit: c.String()[:12], File: CommitMessage, Line: sec.Line, Rule: sec.Rule, Secret: sec.Redacted})
+		}
+		files, err := r.FileHashes(c)
+		if err != nil {
+			return nil, err
+		}
+		names := make([]string, 0, len(files))
+		for n := range files {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			h := files[name]
+			if scanned[h] {
 				continue
 			}
 			scanned[h] = true
 			data, err := r.Blob(h)
 			if err != nil {
-				failed = err
-				return false
+				return nil, err
 			}
-			var old []byte
-			if ph, ok := parent[name]; ok {
-				if old, err = r.Blob(ph); err != nil {
-					failed = err
-					return false
-				}
+			found := sections.ScanSecrets(data, 0, s.Config.Secrets.Allow)
+			if len(found) == 0 {
+				continue
 			}
-			for _, sec := range scanAddedLines(old, data, s.Config.Secrets.Allow) {
-				out = append(out, SecretFinding{Session: r.ID, Commit: ci.Hash.String()[:12], File: name, Section: sec.Section, Line: sec.Line, Rule: sec.Rule, Secret: sec.Redacted})
+			if sent, err := hasBlob(h); err != nil {
+				return nil, err
+			} else if sent {
+				continue
 			}
-		}
-		return true
-	})
-	if failed != nil {
-		return nil, failed
-	}
-	return out, err
-}
-
-// scanAddedLines runs the secret scan over the lines of data that old lacks, reporting
-// their line numbers and sections in data.
-func scanAddedLines(old, data []byte, allow []string) []sections.Secret {
-	have := map[string]int{}
-	for _, l := range bytes.SplitAfter(old, []byte("\n")) {
-		have[string(l)]++
-	}
-	var added bytes.Buffer
-	var lineOf []int // line in data of each line of added
-	for i, l := range bytes.SplitAfter(data, []byte("\n")) {
-		if len(l) == 0 {
-			continue
-		}
-		if have[string(l)] > 0 {
-			have[string(l)]--
-			continue
-		}
-		added.Write(l)
-		if l[len(l)-1] != '\n' {
-			added.WriteByte('\n')
-		}
-		lineOf = append(lineOf, i+1)
-	}
-	if added.Len() == 0 {
-		return nil
-	}
-	found := sections.ScanSecrets(added.Bytes(), 0, allow)
-	if len(found) == 0 {
-		return nil
-	}
-	doc := sections.Parse(data, sections.Options{})
-	for i := range found {
-		line := lineOf[found[i].Line-1]
-		found[i].Line, found[i].Section = line, ""
-		for _, sec := range doc.Sections {
-			if sec.Line <= line {
-				found[i].Section = sec.ID
+			for _, sec := range found {
+				out = append(out, SecretFinding{Session: r.ID, Commit: c.String()[:12], File: name, Section: sec.Section, Line: sec.Line, Rule: sec.Rule, Secret: sec.Redacted})
 			}
 		}
 	}
-	return found
+	return out, nil
 }
 
 // PullReport says what a pull did to each repository.
@@ -328,6 +424,9 @@ func (s *Service) Pull(o RemoteOptions) (*PullReport, error) {
 	// Everything under refs/heads: the sessions and the knowledge graph, whichever exist.
 	specs := []string{"+refs/heads/*:" + trackingRef(o.Remote, "refs/heads/*")}
 	if err := o.Network.Fetch(t, url, specs); err != nil {
+		return nil, err
+	}
+	if err := failpoint.Check("pull-after-fetch"); err != nil {
 		return nil, err
 	}
 	remote, err := t.Refs("refs/remotes/" + o.Remote + "/")
@@ -368,6 +467,9 @@ func (s *Service) Pull(o RemoteOptions) (*PullReport, error) {
 			continue
 		}
 		if err != nil {
+			return rep, err
+		}
+		if err := failpoint.Check("pull-after-integrate"); err != nil {
 			return rep, err
 		}
 		// What the remote has is now mirrored here; a later push compares with it.
@@ -468,6 +570,9 @@ func (s *Service) integrate(r *repo.Repo, src *repo.Repo, theirs repo.Hash, labe
 		return ps, err
 	}
 	defer unlock()
+	if err := s.FinishPull(r); err != nil {
+		return ps, fmt.Errorf("%s: finish the interrupted pull: %w", r.ID, err)
+	}
 	if mh, err := r.MergeHead(); err != nil || mh != repo.ZeroHash {
 		if err == nil {
 			err = fmt.Errorf("%s: a merge is already pending (MERGE_HEAD %s)\nhint: resolve the conflicts, then ckpt commit -s %s", r.ID, repo.ShortHash(mh), r.ID)
@@ -511,7 +616,7 @@ func (s *Service) integrateOnce(r *repo.Repo, theirs repo.Hash, label string) (P
 	if ff, err := r.IsAncestor(head, theirs); err != nil {
 		return ps, err
 	} else if ff {
-		if err := r.Checkout(head, theirs, disk); err != nil {
+		if err := notePull(r, theirs.String(), func() error { return r.Checkout(head, theirs, disk) }); err != nil {
 			return ps, err
 		}
 		ps.Result, ps.Commit = "fast-forward", theirs.String()
@@ -537,10 +642,13 @@ func (s *Service) integrateOnce(r *repo.Repo, theirs repo.Hash, label string) (P
 	}
 	msg := fmt.Sprintf("checkpoint(merge): merge %s\n\nCkpt-Session: %s\nCkpt-Trigger: merge\n", label, r.ID)
 	if len(conflicts) > 0 {
-		if err := r.WriteWorkFiles(merged, old, disk); err != nil {
-			return ps, err
-		}
-		if err := r.SetMergeHead(theirs, msg); err != nil {
+		err := notePull(r, "conflict "+theirs.String()+" "+label, func() error {
+			if err := r.WriteWorkFiles(merged, old, disk); err != nil {
+				return err
+			}
+			return r.SetMergeHead(theirs, msg)
+		})
+		if err != nil {
 			return ps, err
 		}
 		ps.Result = "conflict"
@@ -551,12 +659,156 @@ func (s *Service) integrateOnce(r *repo.Repo, theirs repo.Hash, label string) (P
 		sort.Strings(ps.Files)
 		return ps, nil
 	}
-	res, err := s.commitFiles(r, commitPlan{head: head, old: old, next: merged, disk: disk}, CommitOptions{Trigger: "merge", Message: "merge " + label, Parents: []repo.Hash{head, theirs}})
+	p, _, err := s.prepareCommit(r, commitPlan{head: head, old: old, next: merged, disk: disk}, CommitOptions{Trigger: "merge", Message: "merge " + label, Parents: []repo.Hash{head, theirs}}, false)
 	if err != nil {
 		return ps, err
 	}
-	ps.Result, ps.Commit = "merged", res.Commit.String()
+	if err := notePull(r, p.Commit().String(), p.Apply); err != nil {
+		return ps, err
+	}
+	r.MaybePack()
+	ps.Result, ps.Commit = "merged", p.Commit().String()
 	return ps, nil
+}
+
+// pullMarker is the file in a repository's git directory where a pull notes what it is
+// doing to the work tree, from before it writes the first file until it is done: "<commit>"
+// when it installs a commit (the target of a fast-forward, or its merge commit: the files,
+// then main), "conflict <theirs> <label>" when it leaves a conflicted merge (the files, then
+// MERGE_HEAD). A pull killed in between is finished or taken back by the next one
+// (FinishPull), instead of its files being taken for new work: that made a commit the
+// remote never has, and a new merge on every later pull.
+const pullMarker = "CKPT_PULL"
+
+// notePull writes the note, runs apply, and removes the note.
+func notePull(r *repo.Repo, note string, apply func() error) error {
+	marker := filepath.Join(r.GitDir, pullMarker)
+	if err := repo.WriteFileAtomic(marker, []byte(note+"\n"), 0o644, r.Store().Opts.Fsync); err != nil {
+		return fmt.Errorf("%s: note the pull: %w", r.ID, err)
+	}
+	if err := failpoint.Check("integrate-before-apply"); err != nil {
+		return err
+	}
+	err := apply()
+	if rerr := os.Remove(marker); rerr != nil && err == nil {
+		err = fmt.Errorf("%s: clear the pull's note: %w", r.ID, rerr)
+	}
+	return err
+}
+
+// FinishPull deals with the note of a pull that was killed (see pullMarker). The disk is
+// only ever changed when every file of the work tree is a version the pull itself had
+// there: main's or the one it was writing. Otherwise (someone committed or edited since)
+// the note is dropped and the work tree is left as it is. The caller holds the
+// repository's lock. A pull calls it first; any command that commits what is on disk
+// should too, or it records the files of a killed pull as new work.
+//
+//   - Installing a commit that main leads to: main moves to it (the fast-forward or merge
+//     is finished), and a work tree already at main gets its index written again.
+//   - Leaving a conflict, killed before MERGE_HEAD was written: the merged files are taken
+//     back to main's, so the pull merges again and reports the conflict.
+func (s *Service) FinishPull(r *repo.Repo) error {
+	marker := filepath.Join(r.GitDir, pullMarker)
+	b, err := os.ReadFile(marker)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	drop := func() error { return os.Remove(marker) }
+	f := strings.Fields(string(b))
+	conflict := len(f) == 3 && f[0] == "conflict"
+	if len(f) != 1 && !conflict {
+		return drop()
+	}
+	hash := f[0]
+	if conflict {
+		hash = f[1]
+	}
+	target, err := r.Resolve(hash)
+	if err != nil {
+		return drop() // not a commit this repository holds
+	}
+	head, err := r.Head()
+	if err != nil || head == repo.ZeroHash {
+		return err
+	}
+	old, err := r.Files(head)
+	if err != nil {
+		return err
+	}
+	disk, err := r.WorkFiles()
+	if err != nil {
+		return err
+	}
+	var want map[string][]byte // the files the pull was writing
+	if conflict {
+		if mh, err := r.MergeHead(); err != nil {
+			return err
+		} else if mh != repo.ZeroHash {
+			return drop() // MERGE_HEAD comes last: the conflict is there to resolve
+		}
+		if want, err = s.conflictFiles(r, head, old, target, f[2]); err != nil {
+			return drop()
+		}
+	} else {
+		if ok, err := r.IsAncestor(head, target); err != nil || !ok {
+			return drop() // main moved elsewhere
+		}
+		if want, err = r.Files(target); err != nil {
+			return drop()
+		}
+	}
+	names := map[string]bool{}
+	for _, m := range []map[string][]byte{old, want, disk} {
+		for n := range m {
+			names[n] = true
+		}
+	}
+	same := func(a map[string][]byte, name string) bool {
+		x, ok := a[name]
+		y, dok := disk[name]
+		return ok == dok && bytes.Equal(x, y)
+	}
+	for name := range names {
+		if !same(old, name) && !same(want, name) {
+			return drop()
+		}
+	}
+	if conflict {
+		// Back to main's files: write each that differs from the disk, while it holds the
+		// bytes just read.
+		if err := r.WriteWorkFiles(old, disk, disk); err != nil {
+			return err
+		}
+	} else if err := r.Checkout(head, target, disk); err != nil {
+		// Checkout finishes the fast-forward or the merge; with main already there, it
+		// writes the index.
+		return err
+	}
+	return drop()
+}
+
+// conflictFiles are the files a pull that merged theirs into head (old being head's files)
+// left in the work tree with conflict markers: the same merge, made again.
+func (s *Service) conflictFiles(r *repo.Repo, head repo.Hash, old map[string][]byte, theirs repo.Hash, label string) (map[string][]byte, error) {
+	base, err := r.MergeBase(head, theirs)
+	if err != nil {
+		return nil, err
+	}
+	baseFiles := map[string][]byte{}
+	if base != repo.ZeroHash {
+		if baseFiles, err = r.Files(base); err != nil {
+			return nil, err
+		}
+	}
+	theirFiles, err := r.Files(theirs)
+	if err != nil {
+		return nil, err
+	}
+	merged, _, err := s.mergeFiles(r, baseFiles, old, theirFiles, label)
+	return merged, err
 }
 
 // mergeFiles merges three versions of a repository's files: a file changed on one side
@@ -716,15 +968,18 @@ func (s *Service) Clone(url string, network *repo.GitNetwork, progress func(done
 	if err := os.MkdirAll(s.Store.Home, 0o755); err != nil {
 		return nil, err
 	}
-	if err := s.Store.SetRemote("origin", url); err != nil {
+	// A password in the URL goes to git's credential helper, which the fetch then asks.
+	if _, err := s.Store.AddRemote("origin", url); err != nil {
 		return nil, err
 	}
 	return s.Pull(RemoteOptions{Remote: "origin", Network: network, Progress: progress, Quick: true})
 }
 
-// GC squashes a session's old sparse checkpoints (repo.Squash) and repacks it. History that
-// was pushed (what the transport repository says any remote has) is left alone unless
-// force.
+// GC squashes a session's old sparse checkpoints (repo.Squash), then repacks it
+// (repo.Repack: one pack of everything reachable from a ref, a reflog, MERGE_HEAD or the
+// index; unreachable objects pruned after o.PruneBefore). History that was pushed (what the
+// transport repository says any remote has) is left alone unless force. A squash is
+// refused while a merge is pending.
 func (s *Service) GC(r *repo.Repo, o repo.SquashOptions) (repo.SquashReport, error) {
 	unlock, err := s.Store.Lock(r.LockName, true)
 	if err != nil {
@@ -744,8 +999,9 @@ func (s *Service) GC(r *repo.Repo, o repo.SquashOptions) (repo.SquashReport, err
 		}
 	}
 	rep, err := r.Squash(o)
-	if err != nil || o.DryRun || len(rep.Runs) > 0 {
+	if err != nil || o.DryRun {
 		return rep, err
 	}
-	return rep, r.Pack()
+	rep.Repack, err = r.Repack(o.PruneBefore)
+	return rep, err
 }

@@ -40,6 +40,15 @@ type router struct {
 
 // route decides an entry's tag, role and section. It does not touch any document.
 func (rt *router) route(e Entry) Routed {
+	if e.Tag != "" && !rt.knows(e) {
+		// An unknown tag is part of the text: the entry goes to the catch-all as written.
+		e.Text, e.Tag, e.Durable = e.writtenTag()+e.Text, "", false
+		sec := rt.catchAll()
+		if rt.taskOwned && sec == rt.t.Section(templates.RoleTasks) {
+			sec = rt.t.Section(templates.RoleCatchAll)
+		}
+		return Routed{Entry: e, Role: roleOf(rt.t, sec), Dest: Destination{Repo: "session", File: CheckpointFile, Section: sec, Why: "catch-all"}}
+	}
 	r := Routed{Entry: e, Tag: e.Tag}
 	why := "tag"
 	text := strings.TrimSpace(firstLine(e.Text))
@@ -85,6 +94,13 @@ func (rt *router) route(e Entry) Routed {
 	return r
 }
 
+// knows reports whether the entry's tag means something here: the template routes it, the
+// config overrides it, or, with "!", MEMORY.md takes it.
+func (rt *router) knows(e Entry) bool {
+	_, over := rt.overrides[e.Tag]
+	return rt.t.Spec.Routes[e.Tag] != "" || over || (e.Durable && rt.t.Spec.Durable[e.Tag] != "")
+}
+
 // catchAll is the template's catch-all section, or its last section for a user template
 // without rules.
 func (rt *router) catchAll() sections.ID {
@@ -107,7 +123,7 @@ func firstLine(s string) string {
 func renderEntry(t *Template, role templates.Role, tag, text string) string {
 	first, rest, more := strings.Cut(text, "\n")
 	first = strings.TrimSpace(first)
-	first = strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(first, "[ ] "), "[x] "), "[X] ")
+	box := checkbox(first)
 	var line string
 	switch {
 	case role == templates.RoleIntent && t.Spec.Blockquote != "":
@@ -118,9 +134,9 @@ func renderEntry(t *Template, role templates.Role, tag, text string) string {
 		}
 	case role == templates.RoleIntent || role == templates.RoleNext:
 		line = first
-	case t.Name == "six" && role == templates.RoleTasks:
+	case t.Name == "six" && role == templates.RoleTasks && box == "":
 		line = "- [ ] " + first
-	case t.Name == "six" && role == templates.RoleCompleted:
+	case t.Name == "six" && role == templates.RoleCompleted && box == "":
 		line = "- [x] " + first
 	case t.Name == "six" && tag == "blocker":
 		line = "- **Blocker**: " + first
@@ -131,6 +147,17 @@ func renderEntry(t *Template, role templates.Role, tag, text string) string {
 		line += "\n" + rest
 	}
 	return line
+}
+
+// checkbox is the task-list box that starts text ("[ ] ", "[x] ", "[X] "), or "". The box is
+// kept as written: the six template's task sections add one only where there is none.
+func checkbox(text string) string {
+	for _, b := range []string{"[ ] ", "[x] ", "[X] "} {
+		if strings.HasPrefix(text, b) {
+			return b
+		}
+	}
+	return ""
 }
 
 // replaces reports whether a role holds one value that a new entry replaces (the current

@@ -153,6 +153,9 @@ func (s *Service) Sync(r *repo.Repo, o Options) (*Report, error) {
 // since it read it; notes appended to notes.md meanwhile are not such a change: they stay
 // after the reset notes for the next sync.
 func (s *Service) syncOnce(r *repo.Repo, o Options) (*Report, error) {
+	if err := s.FinishPull(r); err != nil {
+		return nil, fmt.Errorf("%s: finish the interrupted pull: %w", r.ID, err)
+	}
 	rep := &Report{Session: r.ID, Mode: o.Mode, DryRun: o.DryRun, Entries: []EntryReport{}, Spills: []Spill{}, Promotions: []Promotion{}, Moved: []MovedLine{}, Warnings: []string{}}
 	t, err := s.LoadTemplate(r.Template())
 	if err != nil {
@@ -244,7 +247,7 @@ func (s *Service) syncOnce(r *repo.Repo, o Options) (*Report, error) {
 	var kp *knowledgeChange
 	if o.Mode == Full {
 		prov := Provenance{Session: r.ID, Commit: shortCommit(sp, head), Time: FormatTime(now)}
-		kp, err = s.prepareKnowledge(t, mem, doc, prov, o.DryRun, rep)
+		kp, err = s.prepareKnowledge(t, mem, doc, files, prov, o.DryRun, rep)
 		if err != nil {
 			return nil, err
 		}
@@ -354,20 +357,20 @@ func (s *Service) recoverDelta(t *Template, doc *sections.Document, o Options, d
 	}
 	var entries []DeltaEntry
 	if next.Transcript != "" {
-		// The first read of a transcript takes all of it (the 2 KB limit keeps the newest):
-		// a session created at PreCompact must not lose the conversation that led there.
-		// Later reads start at the saved offset, past what earlier syncs took.
-		tsince := since
-		if next.Offset == 0 {
-			tsince = time.Time{}
-		}
-		tr, err := ReadTranscript(next.Transcript, next.Offset, tsince)
+		// The offset, not the clock, says what is new: the first read of a transcript takes
+		// all of it (the 2 KB limit keeps the newest), so a session created at PreCompact
+		// keeps the conversation that led there, and later reads take every line past the
+		// saved offset, even one older than _last_updated_ (a write moved it meanwhile).
+		// A transcript that is gone, unreadable or not a regular file costs the delta, never
+		// the checkpoint: hooks and ticks keep committing, and the offset stays.
+		tr, err := ReadTranscript(next.Transcript, next.Offset, time.Time{})
 		if err != nil {
-			return ds, err
+			rep.Warnings = append(rep.Warnings, err.Error()+"; checkpoint taken without a delta from it")
+		} else {
+			entries = append(entries, tr.Entries...)
+			rep.Warnings = append(rep.Warnings, tr.Warnings...)
+			next.Offset = tr.Next
 		}
-		entries = append(entries, tr.Entries...)
-		rep.Warnings = append(rep.Warnings, tr.Warnings...)
-		next.Offset = tr.Next
 	}
 	for _, l := range o.Logs {
 		es, warns, err := ReadDailyLog(l, since)
@@ -619,10 +622,11 @@ func (k *knowledgeChange) discard() {
 	}
 }
 
-// prepareKnowledge promotes the checkpoint's decisions and writes MEMORY.md changes as a
-// prepared commit of the knowledge repository (nil when nothing changes). It takes the
-// knowledge lock, which the caller releases.
-func (s *Service) prepareKnowledge(t *Template, mem *memoryDoc, doc *sections.Document, prov Provenance, dry bool, rep *Report) (*knowledgeChange, error) {
+// prepareKnowledge promotes the session's decisions (the checkpoint's and those spilled
+// from it, files being the session's new files) and writes MEMORY.md changes as a prepared
+// commit of the knowledge repository (nil when nothing changes). It takes the knowledge
+// lock, which the caller releases.
+func (s *Service) prepareKnowledge(t *Template, mem *memoryDoc, doc *sections.Document, files map[string][]byte, prov Provenance, dry bool, rep *Report) (*knowledgeChange, error) {
 	unlock, err := s.Store.Lock(repo.KnowledgeLock, true)
 	if err != nil {
 		return nil, err
@@ -649,18 +653,8 @@ func (s *Service) prepareKnowledge(t *Template, mem *memoryDoc, doc *sections.Do
 	if err != nil {
 		return fail(fmt.Errorf("%s: %w", filepath.Join(dir, KnowledgeFile), err))
 	}
-	var decisions []string
-	if id := t.Section(templates.RoleDecisions); id != "" {
-		ed := newEditor(doc, t.Spec.Empty)
-		for _, it := range ed.itemsRaw(id) {
-			if spillIndexLine().MatchString(it) {
-				continue
-			}
-			decisions = append(decisions, strings.TrimSpace(itemPrefix().ReplaceAllString(it, "")))
-		}
-	}
-	rep.Promotions = append(rep.Promotions, kg.Promote(decisions, prov, s.Config.Review())...)
-	files := map[string][]byte{KnowledgeFile: kg.Render(), MemoryFile: mem.doc.Render()}
+	rep.Promotions = append(rep.Promotions, kg.Promote(sessionDecisions(t, doc, files), prov, s.Config.Review())...)
+	files = map[string][]byte{KnowledgeFile: kg.Render(), MemoryFile: mem.doc.Render()}
 	changed := false
 	for name, b := range files {
 		var prev []byte

@@ -3,7 +3,6 @@ package sync
 import (
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -59,15 +58,31 @@ func spillBudgets(t *Template, ed *editor, budgets map[string]int, files map[str
 			}
 		}
 		file := "checkpoint-" + spillTopic(t, id) + ".md"
-		prev, sum := 0, ""
+		sum := ""
 		keepIndex := index[:0:0]
 		for _, l := range index {
 			if m := spillIndexLine().FindStringSubmatch(l); m != nil && m[1] == file {
-				prev, _ = strconv.Atoi(m[2])
 				sum = l[len(m[0]):]
 				continue
 			}
 			keepIndex = append(keepIndex, l)
+		}
+		// The spill file may already hold some of the entries to move: a sync killed after
+		// it wrote the spill file but before its commit is run again on the old checkpoint.
+		// Those are not written twice, and the index line counts what the file holds.
+		spilled := map[string]bool{}
+		for _, it := range spilledItems(files[file]) {
+			spilled[it] = true
+		}
+		prev := len(spilled)
+		total := func(n int) int {
+			t := prev
+			for _, e := range entries[:n] {
+				if !spilled[e] {
+					t++
+				}
+			}
+			return t
 		}
 		// Move the oldest entries until the section fits. Sizes are computed, not rendered,
 		// so a section of thousands of entries spills in one pass.
@@ -96,9 +111,10 @@ func spillBudgets(t *Template, ed *editor, budgets map[string]int, files map[str
 			continue
 		}
 		moved := entries[:n]
-		ed.setContent(id, append(append(append([]string{}, keepIndex...), indexLine(t, file, prev+n, sum)), entries[n:]...))
-		files[file] = appendSpill(files[file], sec.HeadingLine(), session, moved)
-		out = append(out, Spill{Section: id, File: file, Count: len(moved), Total: prev + len(moved), Summary: sum})
+		all := total(n)
+		ed.setContent(id, append(append(append([]string{}, keepIndex...), indexLine(t, file, all, sum)), entries[n:]...))
+		files[file] = appendSpill(files[file], sec.HeadingLine(), session, moved, spilled)
+		out = append(out, Spill{Section: id, File: file, Count: len(moved), Total: all, Summary: sum})
 	}
 	return out
 }
@@ -148,7 +164,9 @@ func summary(item string) string {
 	return string(s)
 }
 
-func appendSpill(old []byte, heading, session string, items []string) []byte {
+// appendSpill appends items to a spill file (old, nil when there is none yet), except those
+// already in it (have): spilling the same entries twice writes them once.
+func appendSpill(old []byte, heading, session string, items []string, have map[string]bool) []byte {
 	var b strings.Builder
 	if len(old) == 0 {
 		title := sections.HeadingTitle(heading)
@@ -160,7 +178,9 @@ func appendSpill(old []byte, heading, session string, items []string) []byte {
 		}
 	}
 	for _, it := range items {
-		b.WriteString(it + "\n")
+		if !have[it] {
+			b.WriteString(it + "\n")
+		}
 	}
 	return []byte(b.String())
 }

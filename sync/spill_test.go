@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ckpt-dev/ckpt/internal/config"
+	"github.com/ckpt-dev/ckpt/sections"
 )
 
 func TestSpillOverBudget(t *testing.T) {
@@ -79,5 +80,67 @@ func TestSpillOverBudget(t *testing.T) {
 	cp, _ = os.ReadFile(e.WorkPath(CheckpointFile))
 	if !strings.Contains(string(cp), "- 参见 checkpoint-knowledge.md（") {
 		t.Errorf("eleven index line:\n%s", cp)
+	}
+}
+
+// TestSpillAgainAfterACrash runs a spill a second time on the checkpoint it started from,
+// with the spill file it wrote: a sync killed after writing checkpoint-decisions.md and
+// before its commit, then run again. Nothing is written twice and the index line counts
+// the entries the file holds.
+func TestSpillAgainAfterACrash(t *testing.T) {
+	six := &Template{Template: mustLoad(t, "six")}
+	six.Doc = sections.Parse(six.Source, sections.Options{})
+	var keys strings.Builder
+	for i := range 12 {
+		fmt.Fprintf(&keys, "- decision %02d: keep the budget honest, run %02d\n", i, i)
+	}
+	src := strings.Replace(string(six.Source), "### 🔑 Key Decisions\n", "### 🔑 Key Decisions\n"+keys.String(), 1)
+	budgets := map[string]int{"🔑": 300}
+	spill := func(files map[string][]byte, extra string) (string, []Spill) {
+		doc := six.Parse([]byte(strings.Replace(src, "### 📡", extra+"### 📡", 1)))
+		ed := newEditor(doc, six.Spec.Empty)
+		sp := spillBudgets(six, ed, budgets, files, "s")
+		return string(doc.Render()), sp
+	}
+	for _, tc := range []struct {
+		name  string
+		extra string // entries the rerun has that the killed run had not
+	}{
+		{"same input", ""},
+		{"more entries meanwhile", "- decision 12: added after the crash\n- decision 13: and another one\n\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			first := map[string][]byte{}
+			_, sp1 := spill(first, "")
+			if len(sp1) != 1 {
+				t.Fatalf("first spill: %+v", sp1)
+			}
+			again := map[string][]byte{"checkpoint-decisions.md": first["checkpoint-decisions.md"]}
+			cp, sp2 := spill(again, tc.extra)
+			out := string(again["checkpoint-decisions.md"])
+			items := spilledItems([]byte(out))
+			seen := map[string]bool{}
+			for _, it := range items {
+				if seen[it] {
+					t.Errorf("%q is twice in the spill file:\n%s", it, out)
+				}
+				seen[it] = true
+			}
+			if tc.extra == "" && out != string(first["checkpoint-decisions.md"]) {
+				t.Errorf("the rerun changed the spill file:\n%s\nwant\n%s", out, first["checkpoint-decisions.md"])
+			}
+			if len(sp2) != 1 || sp2[0].Total != len(items) {
+				t.Errorf("spill %+v, file holds %d entries", sp2, len(items))
+			}
+			if want := fmt.Sprintf("- See checkpoint-decisions.md (%d items) - ", len(items)); !strings.Contains(cp, want) {
+				t.Errorf("index line %q missing:\n%s", want, cp)
+			}
+			for i := range 12 {
+				d := fmt.Sprintf("decision %02d:", i)
+				if !strings.Contains(cp, d) && !strings.Contains(out, d) {
+					t.Errorf("%s lost", d)
+				}
+			}
+		})
 	}
 }

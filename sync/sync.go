@@ -24,7 +24,7 @@ import (
 const TriggerAutosave = "autosave"
 
 // Triggers name what caused a commit (the Ckpt-Trigger trailer).
-var Triggers = []string{"manual", "write", "sparse", "full", "hook", "cron", "restore", "merge", TriggerAutosave}
+var Triggers = []string{"manual", "write", "sparse", "full", "hook", "cron", "restore", "merge", TriggerAutosave, "redact"}
 
 // ValidTrigger reports whether t is one of Triggers.
 func ValidTrigger(t string) bool {

@@ -106,6 +106,10 @@ func retryPlan[T any](attempt func() (T, error)) (T, error) {
 }
 
 func (s *Service) commitOnce(r *repo.Repo, o CommitOptions, plan change) (Result, error) {
+	// A pull killed half way is finished first, or its files would be taken for new work.
+	if err := s.FinishPull(r); err != nil {
+		return Result{}, fmt.Errorf("%s: finish the interrupted pull: %w", r.ID, err)
+	}
 	head, old, err := headFiles(r)
 	if err != nil {
 		return Result{}, err
@@ -365,6 +369,7 @@ func (s *Service) prepareCommit(r *repo.Repo, cp commitPlan, o CommitOptions, dr
 		}
 	}
 	if cpb, ok := next[CheckpointFile]; ok {
+		written := cpb // as the agent wrote it, before metadata upkeep
 		t, err := s.LoadTemplate(r.Template())
 		if err != nil {
 			return nil, res, err
@@ -393,7 +398,11 @@ func (s *Service) prepareCommit(r *repo.Repo, cp commitPlan, o CommitOptions, dr
 				if dry {
 					return nil, res, &RejectedError{File: r.WorkPath(CheckpointFile), Findings: findings}
 				}
-				ref, h, err := r.Reject(next, rejectMessage(r.ID, o.Trigger, findings))
+				// Kept as written: the same broken bytes rejected again a minute later (a
+				// hook retrying) are then the same rejected write, not a new ref.
+				kept := copyFiles(next)
+				kept[CheckpointFile] = written
+				ref, h, err := r.Reject(kept, rejectMessage(r.ID, o.Trigger, findings))
 				if err != nil {
 					return nil, res, fmt.Errorf("keep rejected write: %w", err)
 				}

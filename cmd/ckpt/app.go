@@ -88,7 +88,8 @@ func Main(args []string, env *Env) int {
 	if errors.As(err, &silent) {
 		return int(silent)
 	}
-	msg, hint, _ := strings.Cut(err.Error(), "\nhint: ")
+	// Errors quote URLs (git's own messages do): never a password.
+	msg, hint, _ := strings.Cut(repo.MaskURLs(err.Error()), "\nhint: ")
 	fmt.Fprintf(env.Stderr, "ckpt: %s\n", msg)
 	if hint != "" {
 		fmt.Fprintf(env.Stderr, "ckpt: hint: %s\n", hint)
@@ -195,6 +196,8 @@ func commands(env *Env) []*cli.Command {
 		cloneCommand(env),
 		mergeDriverCommand(env),
 		gcCommand(env),
+		doctorCommand(env),
+		redactCommand(env),
 	}
 }
 

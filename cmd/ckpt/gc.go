@@ -14,21 +14,31 @@ import (
 func gcCommand(env *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "gc",
-		Usage: "squash old sparse checkpoints and pack a session's history",
+		Usage: "squash old sparse checkpoints, pack a session's history, prune what nothing needs",
 		Description: `Squashes each run of consecutive sparse checkpoints older than --squash-sparse-older-than
 into one commit (the run's last files; its sections and times in the message), then packs.
 Full, manual, merge and restore checkpoints are kept. Only history that was never pushed
 is rewritten; --force rewrites pushed history too and says what it rewrote (the next push
-then needs --force). Without --squash-sparse-older-than, gc only packs.
+then needs --force). Without --squash-sparse-older-than, gc only packs and prunes. While a
+merge is pending (a pull left conflicts), gc refuses to squash.
+
+Packing keeps every object reachable from main, any ref under refs/ (rejected writes
+included), MERGE_HEAD, any reflog entry and the index, so a squashed commit stays
+reachable through the reflog. Other objects are deleted only once their file is older
+than --prune (default 14d, like git prune); --prune now deletes them at once. The new pack
+is written and fsynced before anything is deleted: a kill at any moment leaves the
+repository valid.
 
 Examples:
   ckpt gc --all --squash-sparse-older-than 30d
-  ckpt gc -s alpha --squash-sparse-older-than 7d --dry-run`,
+  ckpt gc -s alpha --squash-sparse-older-than 7d --dry-run
+  ckpt gc -s alpha --prune now`,
 		Flags: []cli.Flag{
 			sessionFlag(),
 			&cli.BoolFlag{Name: "all", Usage: "every session"},
 			&cli.StringFlag{Name: "squash-sparse-older-than", Usage: "squash sparse checkpoints older than `AGE` (30d, 12h)"},
 			&cli.BoolFlag{Name: "force", Usage: "also rewrite history that was pushed"},
+			&cli.StringFlag{Name: "prune", Value: "14d", Usage: "delete unreachable objects older than `AGE` (14d, 12h, now)"},
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "say what would be squashed; change nothing"},
 			jsonFlag(),
 		},
@@ -61,6 +71,9 @@ type gcJSON struct {
 	Rewritten     int    `json:"rewritten"`
 	RewrotePushed bool   `json:"rewrote_pushed"`
 	Kept          int    `json:"kept_pushed"`
+	Packed        int    `json:"packed"`
+	Pruned        int    `json:"pruned"`
+	Unreachable   int    `json:"kept_unreachable"`
 }
 
 func runGC(c *cli.Context, env *Env) error {
@@ -81,6 +94,16 @@ func runGC(c *cli.Context, env *Env) error {
 			return &exitError{exitUsage, err}
 		}
 		o.OlderThan = a.store.Opts.Now().Add(-age)
+	}
+	if s := c.String("prune"); s == "now" {
+		o.PruneBefore = time.Now()
+	} else {
+		age, err := parseAge(s)
+		if err != nil {
+			return &exitError{exitUsage, fmt.Errorf("--prune: %w", err)}
+		}
+		// File times are the wall clock's, whatever CKPT_NOW says.
+		o.PruneBefore = time.Now().Add(-age)
 	}
 	var rs []*repo.Repo
 	if c.Bool("all") {
@@ -108,7 +131,8 @@ func runGC(c *cli.Context, env *Env) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", r.ID, err)
 		}
-		j := gcJSON{Session: r.ID, Before: rep.Before.String(), After: rep.After.String(), Runs: len(rep.Runs), Rewritten: rep.Rewritten, RewrotePushed: rep.RewrotePushed, Kept: rep.Kept}
+		j := gcJSON{Session: r.ID, Before: rep.Before.String(), After: rep.After.String(), Runs: len(rep.Runs), Rewritten: rep.Rewritten, RewrotePushed: rep.RewrotePushed, Kept: rep.Kept,
+			Packed: rep.Repack.Packed, Pruned: rep.Repack.Pruned, Unreachable: rep.Repack.Kept}
 		for _, run := range rep.Runs {
 			j.Squashed += run.Count
 		}
@@ -129,6 +153,9 @@ func runGC(c *cli.Context, env *Env) error {
 		}
 		if rep.Kept > 0 && len(rep.Runs) == 0 && o.OlderThan != (time.Time{}) {
 			fmt.Fprintf(env.Stdout, "%s: %d pushed checkpoint(s) left as they are (--force rewrites them)\n", r.ID, rep.Kept)
+		}
+		if !o.DryRun {
+			fmt.Fprintf(env.Stdout, "%s: %d objects packed, %d unreachable pruned, %d unreachable kept until older than --prune\n", r.ID, rep.Repack.Packed, rep.Repack.Pruned, rep.Repack.Kept)
 		}
 	}
 	if c.Bool("json") {

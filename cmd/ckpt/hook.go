@@ -159,6 +159,11 @@ func runClaudeHook(c *cli.Context, env *Env) error {
 	if res.Created {
 		fmt.Fprintf(env.Stderr, "ckpt: created session %s for this Claude Code session\n", res.Session)
 	}
+	if o := res.Outcome; o != nil {
+		for _, w := range o.Warnings {
+			fmt.Fprintf(env.Stderr, "ckpt: warning: %s\n", w)
+		}
+	}
 	if o := res.Outcome; o != nil && o.Result != "ok" && o.Result != "nothing" {
 		if err := a.hookFailure(fmt.Errorf("%s: %s checkpoint not taken: %s", o.Session, o.Action, o.Error)); err != nil {
 			return err

@@ -27,10 +27,13 @@ func pushCommand(env *Env) *cli.Command {
 		Usage: "send sessions and the knowledge graph to a remote",
 		Description: `Pushes each session's history as refs/heads/sessions/<id> and the knowledge repository as
 refs/heads/knowledge, in one git push. Uses the system git when installed, so credential
-helpers and ~/.ssh/config work as usual. Before anything leaves, the commits are scanned
-for secrets (API tokens, private keys, passwords in URLs, high-entropy KEY=VALUE): any
-found refuse the push, with the list, unless --allow-secrets or config.toml [secrets]
-allow lets them through.
+helpers and ~/.ssh/config work as usual. Before anything leaves, every file version the
+remote does not have is scanned whole for secrets (API tokens, private keys, passwords in
+URLs, password = … and other secret assignments). A session with findings is held back
+and listed (session, commit, file, line, rule, redacted value); the others are pushed,
+and the push exits 1. To get past: ckpt redact -s ID rewrites the secrets out of the
+unpushed history (nothing is sent), config.toml [secrets] allow lets a value or rule
+through, or --allow-secrets sends them.
 
 Examples:
   ckpt push
@@ -49,23 +52,31 @@ Examples:
 			o.AllowSecrets, o.Force = c.Bool("allow-secrets"), c.Bool("force")
 			rep, err := a.svc.Push(o)
 			endProgress(env)
-			if errors.Is(err, ckptsync.ErrSecrets) {
-				for _, f := range rep.Secrets {
-					fmt.Fprintf(env.Stderr, "%s/%s:%d: [%s] %s: %s (commit %s)\n", f.Session, f.File, f.Line, f.Section, f.Rule, f.Secret, f.Commit)
-				}
-			}
-			if err != nil {
+			// Held back for secrets: the others went all the same, so the report is printed,
+			// then the findings and the error (exit 1).
+			held := errors.Is(err, ckptsync.ErrSecrets) && rep != nil
+			if err != nil && !held {
 				return err
 			}
 			if c.Bool("json") {
-				return printJSON(env.Stdout, rep)
-			}
-			if len(rep.Pushed) == 0 {
+				if jerr := printJSON(env.Stdout, rep); jerr != nil {
+					return jerr
+				}
+			} else if len(rep.Pushed) > 0 {
+				fmt.Fprintf(env.Stdout, "pushed %d to %s (%d already there)\n", len(rep.Pushed), rep.Remote, rep.UpToDate)
+			} else if !held {
 				fmt.Fprintf(env.Stdout, "everything up to date on %s\n", rep.Remote)
-				return nil
 			}
-			fmt.Fprintf(env.Stdout, "pushed %d to %s (%d already there)\n", len(rep.Pushed), rep.Remote, rep.UpToDate)
-			return nil
+			if held {
+				for _, f := range rep.Secrets {
+					sec := ""
+					if f.Section != "" {
+						sec = "[" + string(f.Section) + "] "
+					}
+					fmt.Fprintf(env.Stderr, "%s/%s:%d: %s%s: %s (commit %s)\n", f.Session, f.File, f.Line, sec, f.Rule, f.Secret, f.Commit)
+				}
+			}
+			return err
 		},
 	}
 }

@@ -15,6 +15,9 @@ func remoteCommand(env *Env) *cli.Command {
 		Usage: "the git remotes the store travels through",
 		Description: `One remote repository holds a whole store: each session as refs/heads/sessions/<id>,
 the knowledge graph as refs/heads/knowledge. Any git URL works: a path, ssh, https.
+A password in the URL (https://user:token@host/…) is not stored: it goes to git's
+credential helper, and the store (state/remotes.json, mode 0600) keeps the URL without
+it. URLs are printed with any password masked.
 
 Examples:
   git init --bare /srv/ckpt.git && ckpt remote add origin /srv/ckpt.git
@@ -38,10 +41,18 @@ Examples:
 					if err := a.ensureHome(); err != nil {
 						return err
 					}
-					if err := a.store.SetRemote(name, c.Args().Get(1)); err != nil {
+					added, err := a.store.AddRemote(name, c.Args().Get(1))
+					if err != nil {
 						return err
 					}
-					fmt.Fprintf(env.Stdout, "remote %s → %s\n", name, c.Args().Get(1))
+					fmt.Fprintf(env.Stdout, "remote %s → %s\n", name, repo.MaskURLs(added.URL))
+					switch {
+					case added.Kept:
+						fmt.Fprintln(env.Stdout, "the credentials in the URL went to git's credential helper; the store holds the URL without them")
+					case added.Credentials:
+						fmt.Fprintln(env.Stderr, "ckpt: warning: the password in the URL was not stored: no git credential helper is configured")
+						fmt.Fprintln(env.Stderr, "ckpt: hint: git config --global credential.helper store (or cache, osxkeychain, manager), then ckpt remote add again, or let git ask at the next push")
+					}
 					return nil
 				},
 			},
@@ -71,6 +82,9 @@ Examples:
 					rs, err := a.store.Remotes()
 					if err != nil {
 						return err
+					}
+					for n, u := range rs {
+						rs[n] = repo.MaskURLs(u) // stored before ckpt kept credentials out
 					}
 					if c.Bool("json") {
 						return printJSON(env.Stdout, rs)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"time"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/ckpt-dev/ckpt/hooks"
 	"github.com/ckpt-dev/ckpt/repo"
+	ckptsync "github.com/ckpt-dev/ckpt/sync"
 )
 
 func statusCommand(env *Env) *cli.Command {
@@ -17,7 +19,8 @@ func statusCommand(env *Env) *cli.Command {
 		Name:  "status",
 		Usage: "sessions, pending notes, breakers, hooks and cron at a glance",
 		Description: `For each session: the age of its last checkpoint, whether notes.md has entries waiting
-for a full sync, and its breaker; then whether the git hooks (of the current repository),
+for a full sync, its breaker, and the possible secrets no remote has yet (in history or
+on disk: what would hold its push back); then whether the git hooks (of the current repository),
 Claude Code hooks and cron are installed, and whether ckpt is on PATH.`,
 		Flags:  []cli.Flag{jsonFlag()},
 		Action: func(c *cli.Context) error { return runStatus(c, env) },
@@ -32,12 +35,17 @@ type statusSession struct {
 	PendingNotes   bool        `json:"pending_notes"`
 	Bound          string      `json:"bound,omitempty"`
 	Breaker        breakerJSON `json:"breaker"`
+	// Secrets are possible secrets no remote has yet, in history or on disk: what would hold
+	// the session's push back.
+	Secrets []ckptsync.SecretFinding `json:"secrets,omitempty"`
 }
 
 type statusJSON struct {
 	Home     string          `json:"home"`
 	Sessions []statusSession `json:"sessions"`
-	Hooks    hooksReport     `json:"hooks"`
+	// KnowledgeSecrets are the knowledge repository's, as Secrets are a session's.
+	KnowledgeSecrets []ckptsync.SecretFinding `json:"knowledge_secrets,omitempty"`
+	Hooks            hooksReport              `json:"hooks"`
 }
 
 func runStatus(c *cli.Context, env *Env) error {
@@ -78,7 +86,15 @@ func runStatus(c *cli.Context, env *Env) error {
 		if n, err := a.svc.PendingNotes(r); err == nil {
 			s.PendingNotes = n > 0
 		}
+		if s.Secrets, err = a.svc.SecretFindings(r); err != nil {
+			fmt.Fprintf(env.Stderr, "ckpt: warning: %s: secret scan: %v\n", r.ID, err)
+		}
 		out.Sessions = append(out.Sessions, s)
+	}
+	if k, err := a.store.OpenKnowledge(); err == nil {
+		if out.KnowledgeSecrets, err = a.svc.SecretFindings(k); err != nil {
+			fmt.Fprintf(env.Stderr, "ckpt: warning: knowledge: secret scan: %v\n", err)
+		}
 	}
 	if p, err := exec.LookPath("ckpt"); err == nil {
 		out.Hooks.Ckpt = p
@@ -123,6 +139,11 @@ func runStatus(c *cli.Context, env *Env) error {
 			breaker = "BREAKER OPEN: " + s.Breaker.Reason
 		}
 		fmt.Fprintf(w, "  %-20s %-9s last checkpoint %s; %s; %s\n", s.ID, s.Template, age, notes, breaker)
+		printStatusSecrets(w, s.Secrets, "ckpt redact -s "+s.ID)
+	}
+	if len(out.KnowledgeSecrets) > 0 {
+		fmt.Fprintf(w, "  %-20s\n", "knowledge")
+		printStatusSecrets(w, out.KnowledgeSecrets, "ckpt redact --knowledge")
 	}
 	installed := func(ok bool) string {
 		if ok {
@@ -141,4 +162,19 @@ func runStatus(c *cli.Context, env *Env) error {
 		fmt.Fprintln(w, "ckpt        not on PATH: installed hooks will skip checkpoints")
 	}
 	return nil
+}
+
+// printStatusSecrets lists a repository's findings under its status line, with the way out.
+func printStatusSecrets(w io.Writer, fs []ckptsync.SecretFinding, redact string) {
+	if len(fs) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "    %d possible secret(s) not pushed yet; a push holds them back (%s)\n", len(fs), redact)
+	for _, f := range fs {
+		where := "on disk"
+		if f.Commit != "" {
+			where = "commit " + f.Commit
+		}
+		fmt.Fprintf(w, "      %s:%d: %s: %s (%s)\n", f.File, f.Line, f.Rule, f.Secret, where)
+	}
 }
