@@ -15,7 +15,12 @@ import (
 // gives: a checkpoint check rejects, conflict markers left by a pull, a pending merge.
 func (w *world) cpBroken(h *home) bool {
 	b, err := os.ReadFile(h.file("checkpoint.md"))
-	return err != nil || !w.seq.tmpl.valid(b)
+	return err == nil && !w.seq.tmpl.valid(b)
+}
+
+func (w *world) cpMissing(h *home) bool {
+	_, err := os.Stat(h.file("checkpoint.md"))
+	return errors.Is(err, fs.ErrNotExist)
 }
 
 func (w *world) markers(h *home) bool {
@@ -186,6 +191,20 @@ func (w *world) do(o *op) (string, error) {
 		}
 		return "wrote", nil
 
+	case opDelete:
+		disk, err := os.ReadFile(h.file("checkpoint.md"))
+		if errors.Is(err, fs.ErrNotExist) {
+			return "already gone", nil
+		}
+		if err != nil {
+			return "", err
+		}
+		if string(disk) != string(w.headFile(h, "checkpoint.md")) {
+			// The harness would destroy its own uncommitted bytes: not a thing to test.
+			return "it holds uncommitted bytes; the harness keeps it", nil
+		}
+		return "deleted", os.Remove(h.file("checkpoint.md"))
+
 	case opWrite:
 		base := w.headFile(h, "checkpoint.md")
 		if !o.fromHead || base == nil {
@@ -253,6 +272,9 @@ func (w *world) do(o *op) (string, error) {
 	case opCommit:
 		want := []int{0}
 		switch {
+		case w.cpMissing(h):
+			// "missing from the work tree; nothing committed", with a hint to restore.
+			want = []int{1}
 		case w.cpBroken(h):
 			want = []int{3}
 		case w.diskShrinks(h):
@@ -281,6 +303,8 @@ func (w *world) do(o *op) (string, error) {
 		}
 		want := []int{0}
 		switch {
+		case w.cpMissing(h):
+			want = []int{1}
 		case w.cpBroken(h):
 			want = []int{3}
 		case w.diskShrinks(h):
@@ -308,9 +332,22 @@ func (w *world) do(o *op) (string, error) {
 		if len(revs) == 0 {
 			return "", fmt.Errorf("main has no commits")
 		}
-		rev := revs[int(o.rev%uint32(len(revs)))]
-		if o.rev&1 == 0 {
+		back := int(o.rev % uint32(len(revs)))
+		rev := revs[back]
+		switch (o.rev >> 8) % 4 {
+		case 0:
 			rev = rev[:12]
+		case 1:
+			// The names a user types: HEAD and HEAD~N along the first parents.
+			first, err := w.git(h.session(), nil, "rev-list", "--first-parent", "main")
+			if err != nil {
+				return "", err
+			}
+			n := back % len(strings.Fields(first))
+			rev = "HEAD"
+			if n > 0 {
+				rev = fmt.Sprintf("HEAD~%d", n)
+			}
 		}
 		args := []string{"restore", "-s", sessionID, "--rev", rev}
 		want := []int{0}
@@ -325,7 +362,7 @@ func (w *world) do(o *op) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		out = fmt.Sprintf("R=%s (%d back): %s", rev[:7], o.rev%uint32(len(revs)), r.short())
+		out = fmt.Sprintf("R=%s: %s", rev[:min(len(rev), 7)], r.short())
 		if err := expect(r, want...); err != nil {
 			return out, err
 		}
@@ -367,6 +404,9 @@ func (w *world) do(o *op) (string, error) {
 			// Uncommitted bytes are committed before a merge; a checkpoint check rejects
 			// cannot be.
 			want = []int{0, 3}
+		case w.cpMissing(h):
+			// Nor can a work tree without its checkpoint (when there is anything to merge).
+			want = []int{0, 1}
 		}
 		r, err := w.ckpt(h, o, nil, "pull")
 		if err != nil {
@@ -435,6 +475,16 @@ func (w *world) repairAll(h *home) error {
 // pull after that must change nothing.
 func (w *world) settle() error {
 	commit := func(h *home) error {
+		if w.cpMissing(h) {
+			r, err := w.ckpt(h, nil, nil, "restore", "-s", sessionID, "--rev", "HEAD")
+			if err != nil {
+				return err
+			}
+			w.log = append(w.log, fmt.Sprintf("settle %s: checkpoint.md is missing, ckpt restore --rev HEAD (as the hint says): %s", h.name, r.short()))
+			if err := expect(r, 0); err != nil {
+				return err
+			}
+		}
 		if err := w.repairAll(h); err != nil {
 			return err
 		}

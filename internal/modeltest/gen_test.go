@@ -23,21 +23,22 @@ const (
 	opGC                      // ckpt gc, with or without --squash-sparse-older-than
 	opPush                    // ckpt push (two homes only)
 	opPull                    // ckpt pull (two homes only)
+	opDelete                  // the harness deletes checkpoint.md, if it holds nothing uncommitted
 	numKinds
 )
 
-var kindNames = [numKinds]string{"note", "edit", "write", "write-notes", "commit", "sync", "sync-sparse", "restore-section", "restore", "gc", "push", "pull"}
+var kindNames = [numKinds]string{"note", "edit", "write", "write-notes", "commit", "sync", "sync-sparse", "restore-section", "restore", "gc", "push", "pull", "delete"}
 
 func (k kind) String() string { return kindNames[k] }
 
 // runsCkpt reports whether the operation is a ckpt process (which may be killed, and during
 // which the agent may keep appending), rather than a file write by the agent or harness.
-func (k kind) runsCkpt() bool { return k != opNote && k != opEdit }
+func (k kind) runsCkpt() bool { return k != opNote && k != opEdit && k != opDelete }
 
 // weights of the operations, for one home and for two (push and pull need a remote).
 var (
-	weights1 = [numKinds]int{opNote: 18, opEdit: 10, opWrite: 9, opWriteNotes: 5, opCommit: 7, opSync: 11, opSparse: 10, opRestoreSect: 5, opRestore: 4, opGC: 6}
-	weights2 = [numKinds]int{opNote: 18, opEdit: 10, opWrite: 9, opWriteNotes: 5, opCommit: 7, opSync: 11, opSparse: 10, opRestoreSect: 5, opRestore: 4, opGC: 6, opPush: 9, opPull: 9}
+	weights1 = [numKinds]int{opNote: 18, opEdit: 10, opWrite: 9, opWriteNotes: 5, opCommit: 7, opSync: 11, opSparse: 10, opRestoreSect: 5, opRestore: 4, opGC: 6, opDelete: 2}
+	weights2 = [numKinds]int{opNote: 18, opEdit: 10, opWrite: 9, opWriteNotes: 5, opCommit: 7, opSync: 11, opSparse: 10, opRestoreSect: 5, opRestore: 4, opGC: 6, opPush: 9, opPull: 9, opDelete: 2}
 )
 
 // style is the shape of a notes entry. The token of an entry is the part of it that sync
@@ -311,6 +312,8 @@ func (o *op) describe(t *tmpl, homes int) string {
 		fmt.Fprintf(&b, "ckpt restore --rev R --section %s", sec)
 	case opRestore:
 		b.WriteString("ckpt restore --rev R")
+	case opDelete:
+		b.WriteString("harness deletes checkpoint.md")
 	case opGC:
 		b.WriteString("ckpt gc")
 		if o.squash != "" {
