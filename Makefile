@@ -25,6 +25,9 @@ fuzz:
 	@for target in $$($(GO) test -list '^Fuzz' ./sync/ | grep '^Fuzz'); do \
 		$(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./sync/ || exit 1; \
 	done
+	@for target in $$($(GO) test -list '^Fuzz' ./repo/ | grep '^Fuzz'); do \
+		$(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./repo/ || exit 1; \
+	done
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 20m $$($(GO) list $(PKGS) | grep -v -e '/repo$$' -e '/internal/proctest$$')

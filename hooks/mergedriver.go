@@ -24,6 +24,35 @@ var mergeAttributes = []string{
 	"knowledge-graph.md merge=ckpt",
 }
 
+// ReadMergeInput reads one of the files git hands the merge driver (%O, %A, %B): a regular
+// file only, so that a path naming a FIFO or a device cannot hang the merge.
+func ReadMergeInput(path string) ([]byte, error) {
+	if err := regularFile(path); err != nil {
+		return nil, err
+	}
+	return os.ReadFile(path)
+}
+
+// WriteMergeResult writes the merge over ours (%A), the file git handed the driver: only
+// over a regular file, never through a symbolic link, so the driver writes nowhere else.
+func WriteMergeResult(ours string, data []byte) error {
+	if err := regularFile(ours); err != nil {
+		return err
+	}
+	return os.WriteFile(ours, data, 0o644)
+}
+
+func regularFile(path string) error {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s: not a regular file (%s)", path, fi.Mode().Type())
+	}
+	return nil
+}
+
 // MergeDriverStatus says whether the driver is registered in a repository.
 type MergeDriverStatus struct {
 	Attributes string `json:"attributes"` // the .gitattributes file

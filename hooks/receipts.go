@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/ckpt-dev/ckpt/repo"
 )
 
 // Receipt is one line of <home>/state/ticks.jsonl: what a tick, hook or breaker command did.
@@ -38,10 +40,10 @@ func AppendReceipt(home string, r Receipt) error {
 		return fmt.Errorf("receipt: %w", err)
 	}
 	path := ReceiptsPath(home)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), repo.DirPerm); err != nil {
 		return fmt.Errorf("%s: %w", filepath.Dir(path), err)
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644) // RDWR: the torn-line check reads
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, repo.FilePerm) // RDWR: the torn-line check reads
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}

@@ -362,7 +362,7 @@ func (rn *Runner) Claude(event string, p ClaudePayload, tmpl, workTree string) (
 	res := ClaudeResult{Session: string(id)}
 	r, err := rn.Svc.Store.Open(id)
 	if errors.Is(err, repo.ErrNotFound) {
-		if err := os.MkdirAll(rn.home(), 0o755); err != nil {
+		if err := os.MkdirAll(rn.home(), repo.DirPerm); err != nil {
 			return res, err
 		}
 		r, _, err = rn.Svc.InitSession(id, tmpl, "", map[string]string{"agent": "claude-code"})

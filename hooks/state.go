@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
+
+	"github.com/ckpt-dev/ckpt/repo"
 )
 
 // ErrCorruptState is returned when sessions.json cannot be read; it is never reset
@@ -152,7 +154,7 @@ func UpdateSessions(home string, ids []string, fn func(*State) error) error {
 
 func update(home string, ids []string, fn func(*State) error) error {
 	dir := stateDir(home)
-	if err := os.MkdirAll(filepath.Join(dir, "sessions"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, "sessions"), repo.DirPerm); err != nil {
 		return fmt.Errorf("%s: %w", dir, err)
 	}
 	lockPath := filepath.Join(dir, "state.lock")
@@ -189,7 +191,7 @@ func update(home string, ids []string, fn func(*State) error) error {
 		if bytes.Equal(data, raw[id]) {
 			continue
 		}
-		if err := writeFileAtomic(SessionStatePath(home, id), data, 0o644); err != nil {
+		if err := writeFileAtomic(SessionStatePath(home, id), data, repo.FilePerm); err != nil {
 			return err
 		}
 		if s.Bound != oldBound[id] {
@@ -238,7 +240,7 @@ func updateBound(home string, old, changed map[string]string) error {
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(boundPath(home), append(data, '\n'), 0o644); err != nil {
+	if err := writeFileAtomic(boundPath(home), append(data, '\n'), repo.FilePerm); err != nil {
 		return err
 	}
 	// The same list as plain lines, for the git hook scripts to grep before starting ckpt.
@@ -259,7 +261,7 @@ func updateBound(home string, old, changed map[string]string) error {
 	for _, k := range keys {
 		txt.WriteString(k + "\n")
 	}
-	return writeFileAtomic(boundTextPath(home), txt.Bytes(), 0o644)
+	return writeFileAtomic(boundTextPath(home), txt.Bytes(), repo.FilePerm)
 }
 
 // boundTextPath lists the bound work trees one per line (see GitHookScript).
@@ -286,7 +288,7 @@ func BoundTo(home, workTree string) ([]string, error) {
 // holds it: ticks never overlap, and the second one should exit at once.
 func TryTickLock(home string) (unlock func(), ok bool, err error) {
 	dir := stateDir(home)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, repo.DirPerm); err != nil {
 		return nil, false, fmt.Errorf("%s: %w", dir, err)
 	}
 	path := filepath.Join(dir, "tick.lock")

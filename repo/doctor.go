@@ -183,7 +183,7 @@ func (r *Repo) doctorLocks() []string {
 // setAside moves a file of the git directory into .git/ckpt-doctor/ and returns where.
 func (r *Repo) setAside(p string) (string, error) {
 	dir := filepath.Join(r.GitDir, doctorDir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, DirPerm); err != nil {
 		return "", err
 	}
 	name := strings.ReplaceAll(strings.TrimPrefix(r.rel(p), ".git/"), "/", "-") + "." + strconv.FormatInt(time.Now().UnixNano(), 10)
@@ -259,7 +259,7 @@ func (r *Repo) doctorHead(act doctorAct) error {
 			}
 			kept = "; kept the bad one as " + to
 		}
-		if err := WriteFileAtomic(p, []byte("ref: "+MainRef+"\n"), 0o644, r.store.Opts.Fsync); err != nil {
+		if err := WriteFileAtomic(p, []byte("ref: "+MainRef+"\n"), FilePerm, r.store.Opts.Fsync); err != nil {
 			return "", err
 		}
 		return "pointed it at " + MainRef + kept, nil
@@ -309,11 +309,11 @@ func (r *Repo) doctorMain(act doctorAct, add func(Finding)) (Hash, error) {
 		if lost.State == "is malformed" && old != nil {
 			// The bad bytes stay readable next to the repository.
 			dir := filepath.Join(r.GitDir, doctorDir)
-			if err := os.MkdirAll(dir, 0o755); err != nil {
+			if err := os.MkdirAll(dir, DirPerm); err != nil {
 				return "", err
 			}
 			to := filepath.Join(dir, "refs-heads-main."+strconv.FormatInt(time.Now().UnixNano(), 10))
-			if err := WriteFileAtomic(to, old, 0o644, r.store.Opts.Fsync); err != nil {
+			if err := WriteFileAtomic(to, old, FilePerm, r.store.Opts.Fsync); err != nil {
 				return "", err
 			}
 			kept = "; kept the bad ref as " + r.rel(to)

@@ -9,10 +9,25 @@ import (
 	"time"
 )
 
+// Modes of what ckpt creates in a store. Checkpoints, notes and state hold whatever the
+// agent wrote, so a store is private to its owner: directories 0700, files 0600, and the
+// umask can take bits away from these, never add them. A file that already exists keeps its
+// mode when ckpt replaces it.
+const (
+	DirPerm  fs.FileMode = 0o700
+	FilePerm fs.FileMode = 0o600
+)
+
 // WriteFileAtomic writes data to path through a temporary file in the same directory that is
 // fsynced (when sync is set) and renamed over path, so a reader sees the old bytes or the new,
-// never a mix, and a crash leaves one or the other.
+// never a mix, and a crash leaves one or the other. A new file gets perm less the umask; a
+// file replaced keeps its mode.
 func WriteFileAtomic(path string, data []byte, perm fs.FileMode, sync bool) error {
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+		perm = fi.Mode().Perm()
+	} else {
+		perm &^= umask()
+	}
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
@@ -74,7 +89,7 @@ const staleLockAge = 2 * time.Second
 func createLockFile(path string, deadline time.Time) (*os.File, error) {
 	delay := time.Millisecond
 	for {
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, FilePerm)
 		if err == nil {
 			return f, nil
 		}

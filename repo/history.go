@@ -31,7 +31,11 @@ type gitReader struct {
 
 func (r *Repo) reader() *gitReader {
 	if r.git == nil {
-		s := filesystem.NewStorage(osfs.New(r.GitDir), cache.NewObjectLRU(4<<20))
+		var opts filesystem.Options
+		if r.keepPacksOpen {
+			opts.MaxOpenDescriptors = 16
+		}
+		s := filesystem.NewStorageWithOptions(osfs.New(r.GitDir), cache.NewObjectLRU(4<<20), opts)
 		repo, _ := git.Open(s, nil) // only fails without a HEAD, which Init writes first
 		r.git = &gitReader{gitDir: r.GitDir, storage: s, repo: repo}
 	}
@@ -39,7 +43,12 @@ func (r *Repo) reader() *gitReader {
 }
 
 // Reset drops cached readers, after the repository changed on disk behind our back.
-func (r *Repo) Reset() { r.git = nil }
+func (r *Repo) Reset() {
+	if r.git != nil && r.keepPacksOpen {
+		_ = r.git.storage.Close()
+	}
+	r.git = nil
+}
 
 func (g *gitReader) commit(h Hash) (*object.Commit, error) {
 	c, err := object.GetCommit(g.storage, h)
@@ -60,16 +69,16 @@ func (g *gitReader) commitTree(h Hash) (Hash, error) {
 	return c.TreeHash, nil
 }
 
+// treeFiles returns the files of tree h, which must pass checkTree: a tree that names
+// anything but a session's regular files is refused, never partly read (treecheck.go).
 func (g *gitReader) treeFiles(h Hash) (map[string]Hash, error) {
-	t, err := object.GetTree(g.storage, h)
+	entries, err := g.tree(h)
 	if err != nil {
-		return nil, fmt.Errorf("read tree %s: %w", short(h), err)
+		return nil, err
 	}
-	out := make(map[string]Hash, len(t.Entries))
-	for _, e := range t.Entries {
-		if e.Mode.IsFile() {
-			out[e.Name] = e.Hash
-		}
+	out := make(map[string]Hash, len(entries))
+	for _, e := range entries {
+		out[e.name] = e.hash
 	}
 	return out, nil
 }
@@ -255,13 +264,13 @@ func (r *Repo) Files(h Hash) (map[string][]byte, error) {
 	g := r.reader()
 	t, ents, err := r.headTree(h)
 	if err != nil {
-		return nil, err
+		return nil, withCommit(err, h)
 	}
 	// Usually h is HEAD, read just before a commit: remember its tree for Prepare.
 	r.known = knownHead{commit: h, tree: t, files: ents}
 	out := make(map[string][]byte, len(ents))
 	for name, bh := range ents {
-		b, err := g.blob(bh)
+		b, err := g.fileBlob(h, name, bh)
 		if err != nil {
 			return nil, err
 		}
@@ -279,13 +288,13 @@ func (r *Repo) ReadFile(h Hash, name string) ([]byte, error) {
 	}
 	ents, err := g.treeFiles(t)
 	if err != nil {
-		return nil, err
+		return nil, withCommit(err, h)
 	}
 	bh, ok := ents[name]
 	if !ok {
 		return nil, fmt.Errorf("%s at %s: %w", name, short(h), ErrNoFile)
 	}
-	return g.blob(bh)
+	return g.fileBlob(h, name, bh)
 }
 
 // ShortHash is the 7-character form of a hash.

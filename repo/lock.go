@@ -25,7 +25,7 @@ func (st *Store) lockPath(name string) string {
 // exclusive to write, shared to read. It waits up to Opts.LockTimeout, then returns ErrBusy.
 func (st *Store) Lock(name string, exclusive bool) (Unlock, error) {
 	path := st.lockPath(name)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), DirPerm); err != nil {
 		return nil, fmt.Errorf("lock %s: %w", name, err)
 	}
 	fl := flock.New(path)

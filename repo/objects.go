@@ -77,7 +77,7 @@ func (w *objectWriter) write(typ plumbing.ObjectType, content []byte) (Hash, err
 	tmpName := filepath.Join(dir, "tmp_obj_"+strconv.FormatUint(rand.Uint64(), 36))
 	f, err := os.OpenFile(tmpName, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
 	if errors.Is(err, fs.ErrNotExist) {
-		if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		if err := os.Mkdir(dir, DirPerm); err != nil && !errors.Is(err, fs.ErrExist) {
 			return h, fmt.Errorf("write object: %w", err)
 		}
 		w.newDirs[dir] = true

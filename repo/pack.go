@@ -127,7 +127,7 @@ func (r *Repo) packs() ([]string, error) {
 func (r *Repo) writePack(objs []Hash) (string, error) {
 	sync := r.store.Opts.Fsync
 	dir := filepath.Join(r.GitDir, "objects", "pack")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, DirPerm); err != nil {
 		return "", fmt.Errorf("pack %s: %w", r.GitDir, err)
 	}
 	tmp, err := os.CreateTemp(dir, "tmp_pack_")

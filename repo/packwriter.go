@@ -48,7 +48,7 @@ const (
 
 func newPackWriter(gitDir string) (*packWriter, error) {
 	dir := filepath.Join(gitDir, "objects", "pack")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, DirPerm); err != nil {
 		return nil, err
 	}
 	tmp, err := os.CreateTemp(dir, "tmp_pack_")

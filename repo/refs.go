@@ -80,7 +80,7 @@ type refUpdate struct {
 // interleave, and a crash leaves the old value or the new one, never a torn file.
 func (st *Store) updateRef(gitDir string, u refUpdate, who Signature) error {
 	path := filepath.Join(gitDir, filepath.FromSlash(u.name))
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), DirPerm); err != nil {
 		return fmt.Errorf("update %s: %w", u.name, err)
 	}
 	f, err := createLockFile(path+".lock", time.Now().Add(st.Opts.LockTimeout))
@@ -115,12 +115,12 @@ func (st *Store) appendReflog(gitDir string, u refUpdate, who Signature) {
 	}
 	for _, n := range names {
 		p := filepath.Join(gitDir, "logs", filepath.FromSlash(n))
-		f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, FilePerm)
 		if errors.Is(err, fs.ErrNotExist) {
-			if os.MkdirAll(filepath.Dir(p), 0o755) != nil {
+			if os.MkdirAll(filepath.Dir(p), DirPerm) != nil {
 				return
 			}
-			f, err = os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+			f, err = os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, FilePerm)
 		}
 		if err != nil {
 			return
@@ -356,7 +356,7 @@ func (r *Repo) hadHistory() bool {
 // updateRef cannot compare, is repaired.
 func (st *Store) replaceRef(gitDir, name string, old []byte, h Hash, msg string) error {
 	path := filepath.Join(gitDir, filepath.FromSlash(name))
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), DirPerm); err != nil {
 		return fmt.Errorf("update %s: %w", name, err)
 	}
 	f, err := createLockFile(path+".lock", time.Now().Add(st.Opts.LockTimeout))

@@ -13,6 +13,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -44,16 +45,31 @@ type SessionID string
 
 var sessionIDPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`) })
 
-// ParseSessionID validates s: [A-Za-z0-9][A-Za-z0-9._-]{0,127}.
+// ParseSessionID validates s: [A-Za-z0-9][A-Za-z0-9._-]{0,127}, and a valid git ref
+// component (git check-ref-format), because a session travels as the branch
+// sessions/<id>: no "..", no trailing ".", no ".lock" suffix in any case (on a
+// case-insensitive file system x.LOCK would be the lock file of ref x).
 func ParseSessionID(s string) (SessionID, error) {
 	if !sessionIDPattern().MatchString(s) {
-		shown := s
-		if len(shown) > 40 {
-			shown = shown[:40] + "…"
-		}
-		return "", fmt.Errorf("%w %q: want 1 to 128 of A-Z a-z 0-9 . _ - starting with a letter or digit", ErrInvalidSession, shown)
+		return "", fmt.Errorf("%w %s: want 1 to 128 of A-Z a-z 0-9 . _ - starting with a letter or digit", ErrInvalidSession, shownID(s))
+	}
+	switch {
+	case strings.Contains(s, ".."):
+		return "", fmt.Errorf("%w %s: \"..\" cannot be part of a git branch name", ErrInvalidSession, shownID(s))
+	case strings.HasSuffix(s, "."):
+		return "", fmt.Errorf("%w %s: a git branch name cannot end with \".\"", ErrInvalidSession, shownID(s))
+	case strings.HasSuffix(strings.ToLower(s), ".lock"):
+		return "", fmt.Errorf("%w %s: a git branch name cannot end with \".lock\"", ErrInvalidSession, shownID(s))
 	}
 	return SessionID(s), nil
+}
+
+// shownID quotes a session id for a message, cut short.
+func shownID(s string) string {
+	if len(s) > 40 {
+		s = s[:40] + "…"
+	}
+	return fmt.Sprintf("%q", s)
 }
 
 // Signature is an author or committer.

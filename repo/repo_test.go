@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ckpt-dev/ckpt/internal/fssnap"
 	"github.com/ckpt-dev/ckpt/internal/gittest"
 )
 
@@ -32,6 +33,9 @@ func TestParseSessionID(t *testing.T) {
 		{"", false}, {".", false}, {"..", false}, {"../x", false}, {".git", false},
 		{"a/b", false}, {"a\x00b", false}, {strings.Repeat("a", 129), false}, {strings.Repeat("x", 300), false},
 		{"-x", false}, {"a b", false}, {"é", false},
+		// valid git ref components only (the session travels as sessions/<id>)
+		{"x.lock", false}, {"x.LOCK", false}, {"a.", false}, {"a..b", false}, {"a...", false},
+		{"a.b", true}, {"lock", true}, {"x.locks", true}, {"x-lock", true}, {"a.b.c", true},
 	} {
 		_, err := ParseSessionID(tc.id)
 		if (err == nil) != tc.ok {
@@ -40,6 +44,86 @@ func TestParseSessionID(t *testing.T) {
 		if err != nil && !errors.Is(err, ErrInvalidSession) {
 			t.Errorf("ParseSessionID(%q) error %v is not ErrInvalidSession", tc.id, err)
 		}
+	}
+}
+
+// TestSessionIDsAreGitRefs holds ParseSessionID to git check-ref-format: every id it takes
+// is a valid branch sessions/<id>, and the ids git refuses are refused.
+func TestSessionIDsAreGitRefs(t *testing.T) {
+	ids := []string{"alpha", "a.b", "a..b", "a.", "x.lock", "x.LOCK", "x.lock.y", "a_b-c.9", "0", "A",
+		"a...", "a.lock.", "a@b", "a@{1}", "a~1", "a^", "a:b", "a?", "a*", "a[", "a\\b", "a b", "-a", ".a", "a/b",
+		"a.loc", "lock.a", "a.-", "a-.", "a._", strings.Repeat("z", 128)}
+	for _, id := range ids {
+		_, err := ParseSessionID(id)
+		out, gerr := gittest.Run(t, t.TempDir(), "check-ref-format", "refs/heads/sessions/"+id)
+		if err == nil && gerr != nil {
+			t.Errorf("ParseSessionID takes %q, git check-ref-format refuses it: %s", id, out)
+		}
+	}
+	for _, id := range []string{"x.lock", "a.", "a..b"} {
+		if _, gerr := gittest.Run(t, t.TempDir(), "check-ref-format", "refs/heads/sessions/"+id); gerr == nil {
+			t.Errorf("git check-ref-format takes %q: the oracle is wrong", id)
+		}
+	}
+}
+
+// TestInitWorktreeIsolation: a session's work tree is never inside the store (another
+// session's repository, knowledge/, state/, templates/, the store itself) nor another
+// session's bound work tree, even through a symbolic link; a directory beside the store,
+// or one that contains the store, is fine.
+func TestInitWorktreeIsolation(t *testing.T) {
+	st := testStore(t)
+	files := map[string][]byte{"checkpoint.md": []byte("# C\n")}
+	if _, _, err := st.Init("a", InitOptions{Files: files}); err != nil {
+		t.Fatal(err)
+	}
+	outside := t.TempDir()
+	harness := filepath.Join(outside, "harness")
+	if _, _, err := st.Init("bound", InitOptions{Files: files, Worktree: harness}); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(outside, "link")
+	if err := os.Symlink(st.SessionDir("a"), link); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, dir, want string
+	}{
+		{"session repository", st.SessionDir("a"), "inside the repository of session a"},
+		{"inside a session repository", filepath.Join(st.SessionDir("a"), "sub"), "inside the repository of session a"},
+		{"sessions dir", st.SessionsDir(), "inside the store"},
+		{"a session yet to be", filepath.Join(st.SessionsDir(), "zz"), "inside the repository of session zz"},
+		{"knowledge", st.KnowledgeDir(), "inside the store"},
+		{"state", st.StateDir(), "inside the store"},
+		{"templates", filepath.Join(st.Home, "templates"), "inside the store"},
+		{"store", st.Home, "inside the store"},
+		{"store, relative spelling", st.Home + "/sessions/..", "inside the store"},
+		{"symlink into a repository", link, "inside the repository of session a"},
+		{"below a symlink into a repository", filepath.Join(link, "x"), "inside the repository of session a"},
+		{"bound work tree", harness, "already bound to session bound"},
+		{"inside a bound work tree", filepath.Join(harness, "sub"), "the work tree of session bound"},
+		{"beside the store", filepath.Join(outside, "other"), ""},
+		{"around the store", filepath.Dir(st.Home), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := fssnap.Take(t, filepath.Dir(st.Home))
+			r, _, err := st.Init("e", InitOptions{Files: files, Worktree: tc.dir})
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				if err := os.RemoveAll(r.Dir); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrBadWorktree) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Init --worktree %s = %v, want ErrBadWorktree: %s", tc.dir, err, tc.want)
+			}
+			if d := fssnap.Diff(before, fssnap.Take(t, filepath.Dir(st.Home)), fssnap.Under(filepath.Base(st.Home)+"/state")); len(d) > 0 {
+				t.Fatalf("refused init wrote:\n%s", strings.Join(d, "\n"))
+			}
+		})
 	}
 }
 

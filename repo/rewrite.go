@@ -520,7 +520,7 @@ func (rw *Rewrite) rewriteReflogs() error {
 			return fmt.Errorf("read %s: %w", p, err)
 		}
 		if out.String() != string(b) {
-			if err := WriteFileAtomic(p, []byte(out.String()), 0o644, rw.r.store.Opts.Fsync); err != nil {
+			if err := WriteFileAtomic(p, []byte(out.String()), FilePerm, rw.r.store.Opts.Fsync); err != nil {
 				return err
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	gitconfig "github.com/go-git/go-git/v5/plumbing/format/config"
 )
@@ -33,6 +34,9 @@ type Repo struct {
 	cfg   *gitconfig.Config
 	git   *gitReader
 	known knownHead
+	// keepPacksOpen keeps pack files open between reads (the transport, read object by
+	// object for a thousand sessions); go-git otherwise opens and closes one per object.
+	keepPacksOpen bool
 }
 
 // Config returns a ckpt.<key> value from the repository's git config.
@@ -70,8 +74,8 @@ func (st *Store) Init(id SessionID, o InitOptions) (*Repo, Hash, error) {
 		return nil, ZeroHash, fmt.Errorf("%s: %w", dir, ErrExists)
 	}
 	if o.Worktree != "" {
-		if other := st.boundTo(o.Worktree); other != "" {
-			return nil, ZeroHash, fmt.Errorf("%s: already bound to session %s", o.Worktree, other)
+		if err := st.checkWorktree(o.Worktree); err != nil {
+			return nil, ZeroHash, err
 		}
 	}
 	r, h, err := st.create(dir, string(id), string(id), o)
@@ -99,7 +103,7 @@ func (st *Store) InitKnowledge(files map[string][]byte) (*Repo, Hash, error) {
 
 func (st *Store) create(dir, id, lockName string, o InitOptions) (*Repo, Hash, error) {
 	parent := filepath.Dir(dir)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
+	if err := os.MkdirAll(parent, DirPerm); err != nil {
 		return nil, ZeroHash, fmt.Errorf("create %s: %w", parent, err)
 	}
 	tmp := filepath.Join(parent, ".init-"+filepath.Base(dir))
@@ -111,7 +115,7 @@ func (st *Store) create(dir, id, lockName string, o InitOptions) (*Repo, Hash, e
 	}
 	gitDir := filepath.Join(tmp, ".git")
 	for _, d := range []string{"objects/info", "objects/pack", "refs/heads", "refs/tags", "info"} {
-		if err := os.MkdirAll(filepath.Join(gitDir, d), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Join(gitDir, d), DirPerm); err != nil {
 			return nil, ZeroHash, fmt.Errorf("create %s: %w", dir, err)
 		}
 	}
@@ -154,7 +158,7 @@ func (st *Store) create(dir, id, lockName string, o InitOptions) (*Repo, Hash, e
 		"info/exclude": []byte(excludeRules),
 	}
 	for name, data := range writes {
-		if err := os.WriteFile(filepath.Join(gitDir, name), data, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(gitDir, name), data, FilePerm); err != nil {
 			return nil, ZeroHash, fmt.Errorf("create %s: %w", dir, err)
 		}
 	}
@@ -173,7 +177,7 @@ func (st *Store) create(dir, id, lockName string, o InitOptions) (*Repo, Hash, e
 				continue // the harness's file is committed as it is
 			}
 		}
-		if err := WriteFileAtomic(p, o.Files[name], 0o644, st.Opts.Fsync); err != nil {
+		if err := WriteFileAtomic(p, o.Files[name], FilePerm, st.Opts.Fsync); err != nil {
 			return nil, ZeroHash, fmt.Errorf("create %s: %w", p, err)
 		}
 	}
@@ -306,19 +310,67 @@ func (st *Store) SessionIDs() ([]SessionID, error) {
 	return out, nil
 }
 
-// boundTo returns the session already bound to dir, or "".
-func (st *Store) boundTo(dir string) string {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return ""
+// ErrBadWorktree refuses a --worktree that would mix a session's files with another's or
+// with the store's own: inside the store (its sessions' repositories, knowledge/, state/,
+// templates/, the store itself) or inside a directory another session is bound to.
+var ErrBadWorktree = errors.New("not a place for a session's work tree")
+
+// checkWorktree refuses a work tree dir that Init must not bind (ErrBadWorktree). Paths are
+// compared after symbolic links are resolved, so a link into the store is refused too.
+func (st *Store) checkWorktree(dir string) error {
+	wt := realPath(dir)
+	home := realPath(st.Home)
+	if within(wt, home) {
+		sessions := realPath(st.SessionsDir())
+		if rel, err := filepath.Rel(sessions, wt); err == nil && within(wt, sessions) && rel != "." {
+			id, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
+			return fmt.Errorf("%s: %w: inside the repository of session %s", dir, ErrBadWorktree, id)
+		}
+		return fmt.Errorf("%s: %w: inside the store %s", dir, ErrBadWorktree, st.Home)
 	}
-	ids, _ := st.SessionIDs()
+	ids, err := st.SessionIDs()
+	if err != nil {
+		return err
+	}
 	for _, id := range ids {
-		if r, err := st.Open(id); err == nil && r.Bound != "" && filepath.Clean(r.Bound) == abs {
-			return string(id)
+		r, err := st.Open(id)
+		if err != nil || r.Bound == "" {
+			continue
+		}
+		bound := realPath(r.Bound)
+		if wt == bound {
+			return fmt.Errorf("%s: %w: already bound to session %s", dir, ErrBadWorktree, id)
+		}
+		if within(wt, bound) {
+			return fmt.Errorf("%s: %w: inside %s, the work tree of session %s", dir, ErrBadWorktree, r.Bound, id)
 		}
 	}
-	return ""
+	return nil
+}
+
+// realPath is p made absolute with every symbolic link resolved, as far as p exists.
+func realPath(p string) string {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return filepath.Clean(p)
+	}
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		return r
+	}
+	parent := filepath.Dir(abs)
+	if parent == abs {
+		return abs
+	}
+	return filepath.Join(realPath(parent), filepath.Base(abs))
+}
+
+// within reports whether path p is dir or lies under it.
+func within(p, dir string) bool {
+	rel, err := filepath.Rel(dir, p)
+	if err != nil {
+		return false
+	}
+	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel))
 }
 
 // WorkFiles reads the versioned files present in the work tree.

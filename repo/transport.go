@@ -18,7 +18,6 @@ import (
 	git "github.com/go-git/go-git/v5"
 	gitcfg "github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // The transport repository (<home>/state/transport.git) is what travels: a bare repository
@@ -47,7 +46,7 @@ func (st *Store) Transport() (*Repo, error) {
 	dir := st.TransportDir()
 	if _, err := os.Stat(filepath.Join(dir, "HEAD")); errors.Is(err, fs.ErrNotExist) {
 		for _, d := range []string{"objects/info", "objects/pack", "refs/heads", "refs/tags"} {
-			if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			if err := os.MkdirAll(filepath.Join(dir, d), DirPerm); err != nil {
 				return nil, fmt.Errorf("create %s: %w", dir, err)
 			}
 		}
@@ -56,7 +55,7 @@ func (st *Store) Transport() (*Repo, error) {
 			"config": "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n",
 		}
 		for name, data := range files {
-			if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(data), FilePerm); err != nil {
 				return nil, err
 			}
 		}
@@ -65,7 +64,7 @@ func (st *Store) Transport() (*Repo, error) {
 	// nothing, so its writes are not fsynced one by one.
 	quick := *st
 	quick.Opts.Fsync = false
-	return &Repo{ID: "transport", Dir: dir, GitDir: dir, WorkDir: "", LockName: ".transport", store: &quick}, nil
+	return &Repo{ID: "transport", Dir: dir, GitDir: dir, WorkDir: "", LockName: ".transport", store: &quick, keepPacksOpen: true}, nil
 }
 
 // remotes are kept in <home>/state/remotes.json: {"origin": "URL"}.
@@ -98,11 +97,15 @@ func (st *Store) SetRemote(name, url string) error {
 	} else {
 		rs[name], _, _ = StripCredentials(url) // git's credential helper keeps those
 	}
-	if err := os.MkdirAll(st.StateDir(), 0o755); err != nil {
+	if err := os.MkdirAll(st.StateDir(), DirPerm); err != nil {
 		return err
 	}
 	b, _ := json.MarshalIndent(rs, "", "  ")
-	return WriteFileAtomic(st.remotesPath(), append(b, '\n'), 0o600, st.Opts.Fsync)
+	if err := WriteFileAtomic(st.remotesPath(), append(b, '\n'), FilePerm, st.Opts.Fsync); err != nil {
+		return err
+	}
+	// An older ckpt left it world-readable, with passwords in it: private from now on.
+	return os.Chmod(st.remotesPath(), FilePerm&^umask())
 }
 
 // RemoteURL returns the URL of a remote, or ErrNoRemote.
@@ -142,64 +145,34 @@ type Copier struct {
 	dst *Repo
 	pw  *packWriter
 	err error
+	// trees are the trees and commits in the pack, which no tree entry may name as a file.
+	trees map[Hash]bool
 }
 
 // NewCopier starts a pack in dst.
 func NewCopier(dst *Repo) *Copier {
 	pw, err := newPackWriter(dst.GitDir)
-	return &Copier{dst: dst, pw: pw, err: err}
+	return &Copier{dst: dst, pw: pw, err: err, trees: map[Hash]bool{}}
 }
 
-// Copy adds the history of head in src that dst lacks.
+// Copy adds the history of head in src that dst lacks. Every commit and tree is checked
+// on the way (treecheck.go) and every tree entry must be a blob: a refusal leaves dst as it
+// was, once the caller aborts the pack.
 func (cp *Copier) Copy(src *Repo, head Hash) error {
 	if cp.err != nil {
 		return cp.err
 	}
 	dst, pw, g := cp.dst, cp.pw, src.reader()
-	// Commits to copy, parents before children.
-	var order []*object.Commit
-	seen := map[Hash]bool{}
-	var visit func(h Hash) error
-	visit = func(h Hash) error {
-		// Iterative along first parents, where history is long; recursive for merges.
-		var stack []*object.Commit
-		for h != ZeroHash && !seen[h] && !pw.has(h) && !dst.has(h) {
-			seen[h] = true
-			c, err := g.commit(h)
-			if err != nil {
-				return err
-			}
-			stack = append(stack, c)
-			for _, p := range c.ParentHashes[min(1, len(c.ParentHashes)):] {
-				if err := visit(p); err != nil {
-					return err
-				}
-			}
-			h = ZeroHash
-			if len(c.ParentHashes) > 0 {
-				h = c.ParentHashes[0]
-			}
-		}
-		for i := len(stack) - 1; i >= 0; i-- {
-			order = append(order, stack[i])
-		}
-		return nil
-	}
-	if err := visit(head); err != nil {
+	order, err := g.newHistory(head, func(h Hash) bool { return pw.has(h) || dst.has(h) })
+	if err != nil {
 		return err
 	}
 	read := func(h Hash) (plumbing.ObjectType, []byte, error) {
-		o, err := g.storage.EncodedObject(plumbing.AnyObject, h)
+		typ, data, err := g.rawObject(h)
 		if err != nil {
 			return 0, nil, fmt.Errorf("copy object %s: %w", short(h), err)
 		}
-		rd, err := o.Reader()
-		if err != nil {
-			return 0, nil, err
-		}
-		defer rd.Close()
-		data, err := io.ReadAll(rd)
-		return o.Type(), data, err
+		return typ, data, nil
 	}
 	type version struct {
 		hash Hash
@@ -207,25 +180,31 @@ func (cp *Copier) Copy(src *Repo, head Hash) error {
 	}
 	last := map[string]version{} // the previous version of each file in this pack
 	for _, c := range order {
-		t, err := object.GetTree(g.storage, c.TreeHash)
+		entries, err := g.checkedTree(c)
 		if err != nil {
-			return fmt.Errorf("read tree %s: %w", short(c.TreeHash), err)
+			return err
 		}
-		for _, e := range t.Entries {
-			if pw.has(e.Hash) || dst.has(e.Hash) {
+		for _, e := range entries {
+			if cp.trees[e.hash] {
+				return notBlob(c.hash, e, plumbing.TreeObject)
+			}
+			if pw.has(e.hash) || dst.has(e.hash) {
 				continue
 			}
-			typ, data, err := read(e.Hash)
+			typ, data, err := read(e.hash)
 			if err != nil {
 				return err
 			}
-			prev := last[e.Name]
-			if err := pw.add(e.Hash, typ, data, prev.hash, prev.data); err != nil {
+			if typ != plumbing.BlobObject {
+				return notBlob(c.hash, e, typ)
+			}
+			prev := last[e.name]
+			if err := pw.add(e.hash, typ, data, prev.hash, prev.data); err != nil {
 				return err
 			}
-			last[e.Name] = version{e.Hash, data}
+			last[e.name] = version{e.hash, data}
 		}
-		for _, h := range []Hash{c.TreeHash, c.Hash} {
+		for _, h := range []Hash{c.tree, c.hash} {
 			if pw.has(h) || dst.has(h) {
 				continue
 			}
@@ -236,9 +215,14 @@ func (cp *Copier) Copy(src *Repo, head Hash) error {
 			if err := pw.add(h, typ, data, ZeroHash, nil); err != nil {
 				return err
 			}
+			cp.trees[h] = true
 		}
 	}
 	return nil
+}
+
+func notBlob(commit Hash, e rawEntry, typ plumbing.ObjectType) error {
+	return &TreeError{Commit: commit, Entry: e.name, HasEntry: true, Problem: fmt.Sprintf("%s is a %s, not a blob", short(e.hash), typ)}
 }
 
 // Finish writes the pack and its index (nothing when no object was copied) and returns the
@@ -269,7 +253,8 @@ func (r *Repo) FileHashes(h Hash) (map[string]Hash, error) {
 	if err != nil {
 		return nil, err
 	}
-	return r.reader().treeFiles(t)
+	files, err := r.reader().treeFiles(t)
+	return files, withCommit(err, h)
 }
 
 // Blob reads one blob.
@@ -361,7 +346,7 @@ func (r *Repo) Checkout(old, h Hash, disk map[string][]byte) error {
 			return err
 		}
 		if oldTree, err = r.reader().treeFiles(t); err != nil {
-			return err
+			return withCommit(err, old)
 		}
 	}
 	w, err := r.applyWorkTree(WorkTreeUpdate{Files: files, Old: oldTree, Disk: disk})
@@ -398,13 +383,19 @@ func (st *Store) MaterializeKnowledge(src *Repo, h Hash) (*Repo, error) {
 	return st.materialize(st.KnowledgeDir(), "knowledge", KnowledgeLock, src, h, nil)
 }
 
-func (st *Store) materialize(dir, id, lockName string, src *Repo, h Hash, config map[string]string) (*Repo, error) {
+func (st *Store) materialize(dir, id, lockName string, src *Repo, h Hash, config map[string]string) (_ *Repo, err error) {
 	parent := filepath.Dir(dir)
 	tmp := filepath.Join(parent, ".init-"+filepath.Base(dir))
 	_ = os.RemoveAll(tmp)
+	// Refused history (Copy checks it) leaves nothing behind, not even tmp.
+	defer func() {
+		if err != nil {
+			_ = os.RemoveAll(tmp)
+		}
+	}()
 	gitDir := filepath.Join(tmp, ".git")
 	for _, d := range []string{"objects/info", "objects/pack", "refs/heads", "refs/tags", "info"} {
-		if err := os.MkdirAll(filepath.Join(gitDir, d), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Join(gitDir, d), DirPerm); err != nil {
 			return nil, err
 		}
 	}
@@ -422,7 +413,7 @@ func (st *Store) materialize(dir, id, lockName string, src *Repo, h Hash, config
 		"HEAD": []byte("ref: " + MainRef + "\n"), "config": cfg.Bytes(),
 		"description": []byte("ckpt " + id + "\n"), "info/exclude": []byte(excludeRules),
 	} {
-		if err := os.WriteFile(filepath.Join(gitDir, name), data, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(gitDir, name), data, FilePerm); err != nil {
 			return nil, err
 		}
 	}
@@ -470,10 +461,10 @@ func (r *Repo) SetMergeHead(h Hash, msg string) error {
 		}
 		return nil
 	}
-	if err := WriteFileAtomic(filepath.Join(r.GitDir, "MERGE_MSG"), []byte(msg), 0o644, r.store.Opts.Fsync); err != nil {
+	if err := WriteFileAtomic(filepath.Join(r.GitDir, "MERGE_MSG"), []byte(msg), FilePerm, r.store.Opts.Fsync); err != nil {
 		return err
 	}
-	return WriteFileAtomic(p, []byte(h.String()+"\n"), 0o644, r.store.Opts.Fsync)
+	return WriteFileAtomic(p, []byte(h.String()+"\n"), FilePerm, r.store.Opts.Fsync)
 }
 
 // WriteWorkFiles writes into the work tree, without committing, the files that differ

@@ -250,4 +250,4 @@ func appendFile(p string, data []byte, sync bool) error {
 }
 
 // filePerm is the mode of the files ckpt writes into work trees.
-func (st *Store) filePerm() fs.FileMode { return 0o644 }
+func (st *Store) filePerm() fs.FileMode { return FilePerm }

@@ -69,8 +69,8 @@ func freshIndex(st *repo.Store, t target, r *repo.Repo, l *layout, head repo.Has
 	}
 	// No fsync: a torn or empty file after a crash fails its checksum and is rebuilt. A
 	// store we cannot write to (a read-only copy) is still searched, from memory.
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
-		_ = repo.WriteFileAtomic(path, data, 0o644, false)
+	if err := os.MkdirAll(filepath.Dir(path), repo.DirPerm); err == nil {
+		_ = repo.WriteFileAtomic(path, data, repo.FilePerm, false)
 	}
 	stats.bytes = len(data)
 	ix, err := parseIndex(data)

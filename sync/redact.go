@@ -544,11 +544,11 @@ func (s *Service) loadFindings(r *repo.Repo) findingsCache {
 // saveFindings writes the cache, atomically and without fsync: a torn one is rebuilt.
 func (s *Service) saveFindings(r *repo.Repo, c findingsCache) {
 	p := s.findingsPath(r)
-	if os.MkdirAll(filepath.Dir(p), 0o700) != nil {
+	if os.MkdirAll(filepath.Dir(p), repo.DirPerm) != nil {
 		return
 	}
 	if b, err := json.Marshal(c); err == nil {
-		_ = repo.WriteFileAtomic(p, b, 0o600, false)
+		_ = repo.WriteFileAtomic(p, b, repo.FilePerm, false)
 	}
 }
 

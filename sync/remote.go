@@ -399,6 +399,8 @@ func (s *Service) scanOutgoing(r *repo.Repo, head repo.Hash, t *repo.Repo, have 
 type PullReport struct {
 	Remote   string          `json:"remote"`
 	Sessions []PulledSession `json:"sessions"`
+	// Warnings name what was skipped: a remote branch whose name is not a session id.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // PulledSession is one repository's pull.
@@ -443,6 +445,9 @@ func (s *Service) Pull(o RemoteOptions) (*PullReport, error) {
 	}
 	sort.Strings(names)
 	rep := &PullReport{Remote: o.Remote, Sessions: []PulledSession{}}
+	if err := s.checkIncoming(t, o, names, remote, want); err != nil {
+		return rep, err
+	}
 	conflicts := 0
 	for i, ref := range names {
 		theirs := remote[ref]
@@ -459,6 +464,10 @@ func (s *Service) Pull(o RemoteOptions) (*PullReport, error) {
 			if len(want) > 0 && !want[id] {
 				continue
 			}
+			if _, err := repo.ParseSessionID(id); err != nil {
+				rep.Warnings = append(rep.Warnings, fmt.Sprintf("remote %s: branch %s skipped: %v", o.Remote, rel, err))
+				continue
+			}
 			if o.Progress != nil {
 				o.Progress(i+1, len(names), id)
 			}
@@ -467,7 +476,7 @@ func (s *Service) Pull(o RemoteOptions) (*PullReport, error) {
 			continue
 		}
 		if err != nil {
-			return rep, err
+			return rep, refusedIncoming(o.Remote, rel, err)
 		}
 		if err := failpoint.Check("pull-after-integrate"); err != nil {
 			return rep, err
@@ -499,6 +508,54 @@ func (s *Service) Pull(o RemoteOptions) (*PullReport, error) {
 		return rep, fmt.Errorf("%w in %d repositor(ies); the merged files, with conflict markers, are in the work tree\nhint: resolve them, check with ckpt check -s ID, then ckpt commit -s ID", ErrConflict, conflicts)
 	}
 	return rep, nil
+}
+
+// checkIncoming checks every commit the pull would bring into a repository here, and its
+// tree, before anything is written (repo.CheckHistory): one refused tree refuses the pull.
+func (s *Service) checkIncoming(t *repo.Repo, o RemoteOptions, names []string, remote map[string]repo.Hash, want map[string]bool) error {
+	for _, ref := range names {
+		rel := strings.TrimPrefix(ref, "refs/remotes/"+o.Remote+"/")
+		var local *repo.Repo
+		var err error
+		switch {
+		case rel == "knowledge" && len(want) == 0:
+			local, err = s.Store.OpenKnowledge()
+		case strings.HasPrefix(rel, "sessions/"):
+			id := strings.TrimPrefix(rel, "sessions/")
+			sid, bad := repo.ParseSessionID(id)
+			if bad != nil || (len(want) > 0 && !want[id]) {
+				continue
+			}
+			local, err = s.Store.Open(sid)
+		default:
+			continue
+		}
+		if errors.Is(err, repo.ErrNotFound) {
+			local, err = nil, nil
+		}
+		if err != nil {
+			return err
+		}
+		if local != nil {
+			if h, err := local.Head(); err == nil && h == remote[ref] {
+				continue // up to date: nothing arrives
+			}
+		}
+		if err := repo.CheckHistory(t, remote[ref], local); err != nil {
+			return refusedIncoming(o.Remote, rel, err)
+		}
+	}
+	return nil
+}
+
+// refusedIncoming words a refusal of what branch rel of a remote holds: the remote, the
+// commit, the entry and the rule, in one line. Other errors pass as they are.
+func refusedIncoming(remote, rel string, err error) error {
+	var terr *repo.TreeError
+	if !errors.As(err, &terr) {
+		return err
+	}
+	return fmt.Errorf("remote %s: %w\nhint: nothing was pulled; branch %s of %s holds what ckpt never writes into a work tree (docs/remotes.md)", remote, terr, rel, remote)
 }
 
 func (s *Service) pullSession(t *repo.Repo, id string, theirs repo.Hash, o RemoteOptions) (PulledSession, error) {
@@ -683,7 +740,7 @@ const pullMarker = "CKPT_PULL"
 // notePull writes the note, runs apply, and removes the note.
 func notePull(r *repo.Repo, note string, apply func() error) error {
 	marker := filepath.Join(r.GitDir, pullMarker)
-	if err := repo.WriteFileAtomic(marker, []byte(note+"\n"), 0o644, r.Store().Opts.Fsync); err != nil {
+	if err := repo.WriteFileAtomic(marker, []byte(note+"\n"), repo.FilePerm, r.Store().Opts.Fsync); err != nil {
 		return fmt.Errorf("%s: note the pull: %w", r.ID, err)
 	}
 	if err := failpoint.Check("integrate-before-apply"); err != nil {
@@ -965,7 +1022,7 @@ func (s *Service) Clone(url string, network *repo.GitNetwork, progress func(done
 		}
 		return nil, err
 	}
-	if err := os.MkdirAll(s.Store.Home, 0o755); err != nil {
+	if err := os.MkdirAll(s.Store.Home, repo.DirPerm); err != nil {
 		return nil, err
 	}
 	// A password in the URL goes to git's credential helper, which the fetch then asks.

@@ -121,11 +121,11 @@ func (s *Service) loadDeltaState(id string) (deltaState, error) {
 
 func (s *Service) saveDeltaState(id string, st deltaState) error {
 	p := s.deltaStatePath(id)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(p), repo.DirPerm); err != nil {
 		return err
 	}
 	b, _ := json.Marshal(st)
-	return repo.WriteFileAtomic(p, b, 0o644, s.Store.Opts.Fsync)
+	return repo.WriteFileAtomic(p, b, repo.FilePerm, s.Store.Opts.Fsync)
 }
 
 // Sync reconciles a session: the recovered delta (sparse and full) and, for a full sync,

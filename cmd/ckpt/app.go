@@ -103,7 +103,7 @@ func exitCode(err error) int {
 	case errors.As(err, &ee):
 		return ee.code
 	case errors.Is(err, repo.ErrInvalidSession), errors.Is(err, templates.ErrUnknown),
-		errors.Is(err, repo.ErrInvalidName):
+		errors.Is(err, repo.ErrInvalidName), errors.Is(err, repo.ErrBadWorktree):
 		return exitUsage
 	case errors.Is(err, ckptsync.ErrRejected):
 		return exitRejected
@@ -275,7 +275,18 @@ func openHome(flag string, env *Env) (*app, error) {
 		opts.Author.Email = e
 	}
 	st := repo.NewStore(home, opts)
+	warnOpenHome(env, home)
 	return &app{env: env, home: home, store: st, cfg: cfg, svc: ckptsync.New(st, cfg)}, nil
+}
+
+// warnOpenHome says when others can write into the store: they could change any checkpoint
+// or plant a hook's state there.
+func warnOpenHome(env *Env, home string) {
+	fi, err := os.Stat(home)
+	if err != nil || fi.Mode().Perm()&0o022 == 0 {
+		return
+	}
+	fmt.Fprintf(env.Stderr, "ckpt: warning: %s is writable by group or others (mode %04o)\nckpt: hint: chmod go-w %s\n", home, fi.Mode().Perm(), home)
 }
 
 func firstNonEmpty(vs ...string) string {
@@ -320,12 +331,12 @@ func findHome(flag string, env *Env) (string, error) {
 // ensureHome creates the store directory, with a .gitignore so that a store inside a git
 // work tree never shows up in that repository's status.
 func (a *app) ensureHome() error {
-	if err := os.MkdirAll(a.home, 0o755); err != nil {
+	if err := os.MkdirAll(a.home, repo.DirPerm); err != nil {
 		return fmt.Errorf("create store %s: %w", a.home, err)
 	}
 	gi := filepath.Join(a.home, ".gitignore")
 	if _, err := os.Stat(gi); errors.Is(err, fs.ErrNotExist) {
-		_ = os.WriteFile(gi, []byte("# the ckpt store: its repositories are versioned on their own\n*\n"), 0o644)
+		_ = os.WriteFile(gi, []byte("# the ckpt store: its repositories are versioned on their own\n*\n"), repo.FilePerm)
 	}
 	return nil
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/ckpt-dev/ckpt/hooks"
+
+	"github.com/ckpt-dev/ckpt/repo"
 )
 
 // defaultEvery is how often cron ticks unless told otherwise.
@@ -94,7 +96,7 @@ func (a *app) crontab() (hooks.Crontab, error) {
 // cron installs, removes or inspects ckpt's crontab line. Without a crontab command,
 // install prints the line and a systemd timer to set up by hand.
 func (a *app) cron(c *cli.Context, verb string) (*cronStatus, error) {
-	if err := os.MkdirAll(a.home, 0o755); err != nil {
+	if err := os.MkdirAll(a.home, repo.DirPerm); err != nil {
 		return nil, err
 	}
 	exe, err := os.Executable()

@@ -2,11 +2,11 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/ckpt-dev/ckpt/hooks"
 	"github.com/ckpt-dev/ckpt/sections"
 	ckptsync "github.com/ckpt-dev/ckpt/sync"
 )
@@ -31,7 +31,7 @@ func runMergeDriver(c *cli.Context, env *Env) error {
 	}
 	args := c.Args().Slice()
 	read := func(p string) ([]byte, error) {
-		b, err := os.ReadFile(p)
+		b, err := hooks.ReadMergeInput(p)
 		if err != nil {
 			return nil, fmt.Errorf("merge-driver: %w", err)
 		}
@@ -69,7 +69,7 @@ func runMergeDriver(c *cli.Context, env *Env) error {
 		res := sections.Merge3(base, ours, theirs, opts)
 		result, conflicts = res.Content, res.Conflicts
 	}
-	if err := os.WriteFile(args[1], result, 0o644); err != nil {
+	if err := hooks.WriteMergeResult(args[1], result); err != nil {
 		return fmt.Errorf("merge-driver: %w", err)
 	}
 	if len(conflicts) > 0 {

@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 
 	"github.com/urfave/cli/v2"
 
@@ -21,6 +23,13 @@ section. Then the merged files stay in the work tree, the pending merge is recor
 ckpt exits 5: resolve the markers (ckpt check shows them), then ckpt commit -s ID.
 Uncommitted changes in a session's work tree are committed before it is merged.
 
+Everything that would arrive is checked before anything is written: a commit or tree git
+fsck calls malformed, a tree entry that leaves the work tree or names .git (in any case or
+file-system alias), a symlink, a submodule, a subdirectory, a mode other than 100644 or
+100755, or a file a session does not hold refuses the whole pull (exit 1), naming the
+remote, the commit and the entry. A remote branch whose name is not a session id is
+skipped with a warning.
+
 Examples:
   ckpt pull
   ckpt pull -s alpha --remote backup`,
@@ -35,6 +44,7 @@ Examples:
 			}
 			rep, err := a.svc.Pull(o)
 			endProgress(env)
+			printWarnings(env, rep)
 			if err != nil && !errors.Is(err, ckptsync.ErrConflict) {
 				return err
 			}
@@ -47,6 +57,16 @@ Examples:
 			printPull(env, rep)
 			return err
 		},
+	}
+}
+
+// printWarnings says on stderr what a pull skipped.
+func printWarnings(env *Env, rep *ckptsync.PullReport) {
+	if rep == nil {
+		return
+	}
+	for _, w := range rep.Warnings {
+		fmt.Fprintf(env.Stderr, "ckpt: warning: %s\n", w)
 	}
 }
 
@@ -79,12 +99,13 @@ func cloneCommand(env *Env) *cli.Command {
 		Usage:     "make a new store from a remote: every session and the knowledge graph",
 		ArgsUsage: "URL DIR",
 		Description: `Creates the store DIR (it must not hold sessions) with every session and the knowledge
-repository of the remote store at URL, and records URL as the remote origin.
+repository of the remote store at URL, and records URL as the remote origin. What arrives
+is checked as ckpt pull checks it; a clone that fails removes DIR if it made it.
 
 Example:
   ckpt clone git@github.com:me/agent-memory.git ~/.ckpt`,
 		Flags: []cli.Flag{jsonFlag()},
-		Action: func(c *cli.Context) error {
+		Action: func(c *cli.Context) (err error) {
 			if c.NArg() != 2 {
 				return usageError("clone takes URL and DIR")
 			}
@@ -92,6 +113,14 @@ Example:
 			if err != nil {
 				return err
 			}
+			// A clone that fails takes back the directory it made, as git clone does.
+			_, statErr := os.Stat(a.home)
+			fresh := errors.Is(statErr, fs.ErrNotExist)
+			defer func() {
+				if err != nil && fresh {
+					_ = os.RemoveAll(a.home)
+				}
+			}()
 			network, err := newNetwork(a, env)
 			if err != nil {
 				return err
@@ -102,10 +131,11 @@ Example:
 			}
 			rep, err := a.svc.Clone(c.Args().Get(0), network, progress)
 			endProgress(env)
+			printWarnings(env, rep)
 			if err != nil {
 				return err
 			}
-			if err := a.ensureHome(); err != nil {
+			if err = a.ensureHome(); err != nil {
 				return err
 			}
 			if c.Bool("json") {
