@@ -36,11 +36,11 @@ func (w *world) repos() []repo {
 		add(h.name+"/session", h.session(), filepath.Join(h.session(), ".git"))
 		add(h.name+"/knowledge", h.knowledge(), filepath.Join(h.knowledge(), ".git"))
 		// The transport mirror is ckpt's own cache of what travels (it holds copies only). A
-		// kill while ckpt creates it leaves a directory without HEAD, which git does not
-		// take for a repository and ckpt completes the next time it needs it; it is
-		// checked once it is one.
+		// kill while ckpt creates it leaves a directory that git does not take for a
+		// repository yet and that ckpt completes the next time it needs it; it is checked
+		// once it is one (HEAD, objects/ and refs/, as git itself decides).
 		t := filepath.Join(h.dir, "state", "transport.git")
-		if _, err := os.Stat(filepath.Join(t, "HEAD")); err == nil {
+		if isGitDir(t) {
 			add(h.name+"/transport", t, t)
 		}
 	}
@@ -48,6 +48,20 @@ func (w *world) repos() []repo {
 		add("remote", w.remote, w.remote)
 	}
 	return out
+}
+
+// isGitDir is git's own test for a git directory: a HEAD that names a ref, objects/ and refs/.
+func isGitDir(dir string) bool {
+	head, err := os.ReadFile(filepath.Join(dir, "HEAD"))
+	if err != nil || !strings.HasPrefix(string(head), "ref: refs/") || !strings.HasSuffix(string(head), "\n") {
+		return false
+	}
+	for _, d := range []string{"objects", "refs"} {
+		if fi, err := os.Stat(filepath.Join(dir, d)); err != nil || !fi.IsDir() {
+			return false
+		}
+	}
+	return true
 }
 
 // fingerprint sums the names, sizes and times of every file of a git directory: when it
