@@ -122,6 +122,7 @@ func dropNotices(out string) string {
 }
 
 func (w *world) gitCombined(dir string, args ...string) (string, error) {
+	w.stats.add(func(s *stats) { s.gits++ })
 	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
 	cmd.Env = w.env
 	out, err := cmd.CombinedOutput()
@@ -197,6 +198,7 @@ func (w *world) readBlobs(dir string, ids []string) error {
 	if len(want) == 0 {
 		return nil
 	}
+	w.stats.add(func(s *stats) { s.gits++ })
 	cmd := exec.Command("git", "-C", dir, "cat-file", "--batch")
 	cmd.Env = w.env
 	cmd.Stdin = strings.NewReader(strings.Join(want, "\n") + "\n")

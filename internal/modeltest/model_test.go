@@ -23,6 +23,7 @@ type stats struct {
 	vanished  int // killed writes' stdin tokens that are nowhere (allowed)
 	failures  int
 	codes     map[string]int // "kind exit N" -> count
+	gits      int            // git processes the harness ran
 	ckptTime  time.Duration  // spent in ckpt processes
 	checkTime time.Duration  // spent checking the invariant
 }
@@ -44,7 +45,7 @@ func (s *stats) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d sequences, %d operations (%d ckpt processes), %d kills sent, %d landed, %d commands with concurrent appends, %d killed-write tokens gone (allowed), %d failures",
 		s.sequences, s.ops, s.commands, s.killsSent, s.kills, s.conc, s.vanished, s.failures)
-	fmt.Fprintf(&b, "\ntime in ckpt processes %s, in checks %s", s.ckptTime.Round(time.Millisecond), s.checkTime.Round(time.Millisecond))
+	fmt.Fprintf(&b, "\ntime in ckpt processes %s, in checks %s; %d git processes", s.ckptTime.Round(time.Millisecond), s.checkTime.Round(time.Millisecond), s.gits)
 	b.WriteString("\noutcomes:")
 	for i, k := range keys {
 		if i%6 == 0 {
@@ -55,8 +56,9 @@ func (s *stats) String() string {
 	return b.String()
 }
 
-// TestModel runs the model: seeds 1 to 200 by default (the short run of make test), one
-// seed with -seed=N, or, with -soak=D, longer sequences from -start on for D.
+// TestModel runs the model: seeds 1 to 200 by default (the short run of make test; 40
+// with -short), one seed with -seed=N, or, with -soak=D, longer sequences from -start on
+// for D.
 func TestModel(t *testing.T) {
 	if _, err := os.Stat("/bin/sh"); err != nil {
 		t.Skip("no /bin/sh")
@@ -75,7 +77,11 @@ func TestModel(t *testing.T) {
 				seeds <- s
 			}
 		default:
-			for i := range *flagSequences {
+			n := *flagSequences
+			if testing.Short() {
+				n = min(n, 40)
+			}
+			for i := range n {
 				seeds <- *flagStart + uint64(i)
 			}
 		}

@@ -62,6 +62,7 @@ type world struct {
 	blobs  map[string]string  // blob id -> content, read once
 	scan   map[string]scanned // repository -> its blobs at a fingerprint
 	fscked map[string]string  // repository -> fingerprint of its last clean fsck
+	heads  map[string][]byte  // "<commit>:<file>" -> content, read once
 	log    []string           // the operations so far, with their outcomes
 	stats  *stats
 }
@@ -101,7 +102,7 @@ func newWorld(seq *sequence, dir string, st *stats) (*world, error) {
 		"GIT_COMMITTER_NAME=test", "GIT_COMMITTER_EMAIL=test@example.com",
 	)
 	w := &world{seq: seq, dir: dir, env: env, now: epoch, blobs: map[string]string{},
-		scan: map[string]scanned{}, fscked: map[string]string{}, stats: st}
+		scan: map[string]scanned{}, fscked: map[string]string{}, heads: map[string][]byte{}, stats: st}
 	for i := range seq.homes {
 		name := string(rune('a' + i))
 		w.homes = append(w.homes, &home{name: name, dir: filepath.Join(dir, name), transcript: filepath.Join(dir, name+"-transcript.jsonl")})
@@ -259,6 +260,7 @@ func (w *world) ageLocks(h *home) error {
 
 // git runs the git CLI in dir.
 func (w *world) git(dir string, stdin []byte, args ...string) (string, error) {
+	w.stats.add(func(s *stats) { s.gits++ })
 	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
 	cmd.Env = w.env
 	if stdin != nil {
@@ -307,11 +309,40 @@ func (w *world) appendNote(h *home, s style, what string) error {
 
 // headFile is a file of main's tree, read with git (nil when main or the file is missing).
 func (w *world) headFile(h *home, name string) []byte {
+	main := mainCommit(filepath.Join(h.session(), ".git"))
+	key := main + ":" + name
+	if b, ok := w.heads[key]; ok && main != "" {
+		return b
+	}
 	out, err := w.git(h.session(), nil, "cat-file", "blob", "main:"+name)
 	if err != nil {
 		return nil
 	}
+	if main != "" {
+		w.heads[key] = []byte(out)
+	}
 	return []byte(out)
+}
+
+// mainCommit reads refs/heads/main the way git does (the loose ref, else packed-refs),
+// to spare a git process; "" when it cannot tell.
+func mainCommit(gitDir string) string {
+	if b, err := os.ReadFile(filepath.Join(gitDir, "refs", "heads", "main")); err == nil {
+		if id := strings.TrimSpace(string(b)); len(id) == 40 {
+			return id
+		}
+		return ""
+	}
+	b, err := os.ReadFile(filepath.Join(gitDir, "packed-refs"))
+	if err != nil {
+		return ""
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if id, ref, ok := strings.Cut(l, " "); ok && ref == "refs/heads/main" && len(id) == 40 {
+			return id
+		}
+	}
+	return ""
 }
 
 // transcriptLines appends n records in Claude Code's shape to h's transcript, each a
