@@ -100,6 +100,7 @@ func (w *world) fsck() error {
 		if w.fscked[r.label] == fp {
 			continue
 		}
+		w.stats.add(func(s *stats) { s.fscks++ })
 		out, err := w.gitCombined(r.dir, "fsck", "--full", "--strict", "--no-dangling", "--no-progress")
 		if err != nil || strings.TrimSpace(dropNotices(out)) != "" {
 			return fmt.Errorf("git fsck --full --strict in %s (%s): %v\n%s", r.label, r.dir, err, indent(out))
@@ -167,6 +168,7 @@ func (w *world) history() (map[string]string, error) {
 		}
 		sc, ok := w.scan[r.label]
 		if !ok || sc.fingerprint != fp {
+			w.stats.add(func(s *stats) { s.scans++ })
 			list, err := w.git(r.dir, nil, "rev-list", "--objects", "--all", "--no-object-names", "--filter=object:type=blob")
 			if err != nil {
 				return nil, err

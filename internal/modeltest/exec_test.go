@@ -536,40 +536,54 @@ func (w *world) settle() error {
 	if len(w.homes) < 2 {
 		return nil
 	}
-	for round := range 2 {
-		for _, h := range w.homes {
-			r, err := w.ckpt(h, nil, nil, "pull")
-			if err != nil {
+	// a brings in what b pushed and sends its own, b merges that and sends the result, a
+	// fast-forwards to it: then both homes and the remote must agree.
+	travel := func(h *home, push bool) error {
+		r, err := w.ckpt(h, nil, nil, "pull")
+		if err != nil {
+			return err
+		}
+		w.log = append(w.log, fmt.Sprintf("settle %s: ckpt pull: %s", h.name, r.short()))
+		if err := expect(r, 0, 5); err != nil {
+			return err
+		}
+		if r.code == 5 {
+			if err := commit(h); err != nil {
 				return err
 			}
-			w.log = append(w.log, fmt.Sprintf("settle %s round %d: ckpt pull: %s", h.name, round+1, r.short()))
-			if err := expect(r, 0, 5); err != nil {
-				return err
-			}
-			if r.code == 5 {
-				if err := commit(h); err != nil {
-					return err
-				}
-			}
-			r, err = w.ckpt(h, nil, nil, "push")
-			if err != nil {
-				return err
-			}
-			w.log = append(w.log, fmt.Sprintf("settle %s round %d: ckpt push: %s", h.name, round+1, r.short()))
-			if err := expect(r, 0); err != nil {
-				return err
-			}
+		}
+		if !push {
+			return nil
+		}
+		r, err = w.ckpt(h, nil, nil, "push")
+		if err != nil {
+			return err
+		}
+		w.log = append(w.log, fmt.Sprintf("settle %s: ckpt push: %s", h.name, r.short()))
+		return expect(r, 0)
+	}
+	a, b := w.homes[0], w.homes[1]
+	for _, step := range []struct {
+		h    *home
+		push bool
+	}{{a, true}, {b, true}, {a, false}} {
+		if err := travel(step.h, step.push); err != nil {
+			return err
 		}
 	}
 	heads := func() (string, error) {
 		var b strings.Builder
 		for _, h := range w.homes {
 			for _, d := range []string{h.session(), h.knowledge()} {
-				out, err := w.git(d, nil, "rev-parse", "main")
-				if err != nil {
-					return "", err
+				id := mainCommit(filepath.Join(d, ".git"))
+				if id == "" {
+					out, err := w.git(d, nil, "rev-parse", "main")
+					if err != nil {
+						return "", err
+					}
+					id = strings.TrimSpace(out)
 				}
-				fmt.Fprintf(&b, "%s %s", filepath.Base(d), out)
+				fmt.Fprintf(&b, "%s %s\n", filepath.Base(d), id)
 			}
 		}
 		return b.String(), nil
@@ -586,17 +600,17 @@ func (w *world) settle() error {
 	if lines[0] != lines[2] || lines[1] != lines[3] ||
 		!strings.Contains(remote, "refs/heads/sessions/"+sessionID+" "+strings.Fields(lines[0])[1]) ||
 		!strings.Contains(remote, "refs/heads/knowledge "+strings.Fields(lines[1])[1]) {
-		return fmt.Errorf("the homes did not converge after two rounds of pull and push:\nhomes a then b:\n%sremote:\n%s", indent(before), indent(remote))
+		return fmt.Errorf("the homes did not converge (a pull, push; b pull, push; a pull):\nhomes a then b:\n%sremote:\n%s", indent(before), indent(remote))
 	}
-	for _, h := range w.homes {
-		r, err := w.ckpt(h, nil, nil, "pull")
-		if err != nil {
-			return err
-		}
-		w.log = append(w.log, fmt.Sprintf("settle %s: ckpt pull once more: %s", h.name, r.short()))
-		if err := expect(r, 0); err != nil {
-			return err
-		}
+	// One more pull, with nothing new on the remote, must change nothing (a killed pull
+	// must not leave a session that merges again on every pull).
+	r, err := w.ckpt(b, nil, nil, "pull")
+	if err != nil {
+		return err
+	}
+	w.log = append(w.log, fmt.Sprintf("settle b: ckpt pull once more: %s", r.short()))
+	if err := expect(r, 0); err != nil {
+		return err
 	}
 	after, err := heads()
 	if err != nil {

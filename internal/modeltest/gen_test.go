@@ -38,7 +38,7 @@ func (k kind) runsCkpt() bool { return k != opNote && k != opEdit && k != opDele
 // weights of the operations, for one home and for two (push and pull need a remote).
 var (
 	weights1 = [numKinds]int{opNote: 18, opEdit: 10, opWrite: 9, opWriteNotes: 5, opCommit: 7, opSync: 11, opSparse: 10, opRestoreSect: 5, opRestore: 4, opGC: 6, opDelete: 2}
-	weights2 = [numKinds]int{opNote: 18, opEdit: 10, opWrite: 9, opWriteNotes: 5, opCommit: 7, opSync: 11, opSparse: 10, opRestoreSect: 5, opRestore: 4, opGC: 6, opPush: 9, opPull: 9, opDelete: 2}
+	weights2 = [numKinds]int{opNote: 18, opEdit: 10, opWrite: 9, opWriteNotes: 5, opCommit: 7, opSync: 11, opSparse: 10, opRestoreSect: 5, opRestore: 4, opGC: 6, opPush: 7, opPull: 7, opDelete: 2}
 )
 
 // style is the shape of a notes entry. The token of an entry is the part of it that sync

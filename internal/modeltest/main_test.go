@@ -20,7 +20,7 @@ var (
 	flagLong      = flag.Bool("long", false, "generate the longer sequences of the soak (with -seed: replay a soak failure)")
 	flagWorkers   = flag.Int("workers", 2, "sequences run at once")
 	flagKeep      = flag.Bool("keep", false, "keep the stores of failing sequences and print where they are")
-	flagTrace     = flag.Bool("trace", false, "log every operation of every sequence, not only of failing ones")
+	flagTrace     = flag.Bool("ops", false, "log the operations of every sequence, not only of failing ones")
 	flagSkip      = flag.String("without", "", "comma-separated operations or entry styles to leave out (write, sync, link, …; kill, conc), to look past a known failure")
 )
 

@@ -24,6 +24,8 @@ type stats struct {
 	failures  int
 	codes     map[string]int // "kind exit N" -> count
 	gits      int            // git processes the harness ran
+	fscks     int            // of which git fsck
+	scans     int            // of which history scans (git rev-list --objects)
 	ckptTime  time.Duration  // spent in ckpt processes
 	checkTime time.Duration  // spent checking the invariant
 }
@@ -45,7 +47,7 @@ func (s *stats) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d sequences, %d operations (%d ckpt processes), %d kills sent, %d landed, %d commands with concurrent appends, %d killed-write tokens gone (allowed), %d failures",
 		s.sequences, s.ops, s.commands, s.killsSent, s.kills, s.conc, s.vanished, s.failures)
-	fmt.Fprintf(&b, "\ntime in ckpt processes %s, in checks %s; %d git processes", s.ckptTime.Round(time.Millisecond), s.checkTime.Round(time.Millisecond), s.gits)
+	fmt.Fprintf(&b, "\ntime in ckpt processes %s, in checks %s; %d git processes (%d fsck, %d history scans)", s.ckptTime.Round(time.Millisecond), s.checkTime.Round(time.Millisecond), s.gits, s.fscks, s.scans)
 	b.WriteString("\noutcomes:")
 	for i, k := range keys {
 		if i%6 == 0 {
