@@ -404,12 +404,12 @@ func (w *world) do(o *op) (string, error) {
 			// A pull that left conflicts must be finished before the next one.
 			want = []int{1}
 		case w.cpBroken(h) || w.diskShrinks(h):
-			// Uncommitted bytes are committed before a merge; a checkpoint check rejects
-			// cannot be.
-			want = []int{0, 3}
+			// Uncommitted bytes are recorded before a merge: a checkpoint check rejects is
+			// kept under refs/ckpt/rejected/N and the merge goes on, or the pull refuses.
+			want = []int{0, 3, 5}
 		case w.cpMissing(h):
-			// Nor can a work tree without its checkpoint (when there is anything to merge).
-			want = []int{0, 1}
+			// Likewise a work tree without its checkpoint.
+			want = []int{0, 1, 5}
 		}
 		r, err := w.ckpt(h, o, nil, "pull")
 		if err != nil {
@@ -424,8 +424,8 @@ func (w *world) do(o *op) (string, error) {
 // not pulled yet: exit 1, as DESIGN.md gives for a failure, with a message saying so.
 func pushBehind(r result) bool {
 	s := strings.ToLower(r.stderr)
-	return strings.Contains(s, "non-fast-forward") || strings.Contains(s, "fetch first") ||
-		strings.Contains(s, "rejected") || strings.Contains(s, "pull")
+	return strings.Contains(s, "the remote has commits you do not have") ||
+		strings.Contains(s, "non-fast-forward") || strings.Contains(s, "fetch first")
 }
 
 // dropMarkerLines removes conflict marker lines from every file of h's session work tree
