@@ -437,3 +437,128 @@ func encodeString(buf *bytes.Buffer, s string) {
 	_ = enc.Encode(s)
 	buf.Truncate(buf.Len() - 1) // Encode's newline
 }
+
+// ClaudeMCPName is the name ckpt's MCP server has in Claude Code's .mcp.json.
+const ClaudeMCPName = "ckpt"
+
+// ClaudeMCPPath is the project-scoped MCP configuration Claude Code reads: .mcp.json at the
+// top of the project, meant to be committed and shared.
+func ClaudeMCPPath(projectDir string) string { return filepath.Join(projectDir, ".mcp.json") }
+
+// InstallClaudeMCP registers `ckpt mcp` as a stdio server under "mcpServers" in the
+// .mcp.json at path, creating the file if needed and keeping every other key and server in
+// its place. A "ckpt" server already there is left as it is (the user may have added
+// --home or --allow-notes), so installing twice writes nothing.
+func InstallClaudeMCP(path string) (changed bool, err error) {
+	s, err := readSettings(path)
+	if err != nil {
+		return false, err
+	}
+	servers, err := mcpServers(s, true)
+	if err != nil {
+		return false, err
+	}
+	if _, ok := servers.get(ClaudeMCPName); ok {
+		return false, nil
+	}
+	entry := &jsonObject{}
+	entry.set("type", "stdio")
+	entry.set("command", "ckpt")
+	entry.set("args", []any{"mcp"})
+	servers.set(ClaudeMCPName, entry)
+	return true, s.write()
+}
+
+// UninstallClaudeMCP removes ckpt's server from the .mcp.json at path: the "ckpt" entry,
+// when it runs ckpt mcp (an entry of that name that runs something else is the user's).
+// "mcpServers" goes when ckpt's was its only server, and the file when nothing is left in
+// it; everything else stays byte for byte where the file was in the usual two-space
+// format. A missing file is fine.
+func UninstallClaudeMCP(path string) (changed bool, err error) {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	s, err := readSettings(path)
+	if err != nil {
+		return false, err
+	}
+	servers, err := mcpServers(s, false)
+	if err != nil || servers == nil {
+		return false, err
+	}
+	v, ok := servers.get(ClaudeMCPName)
+	if !ok || !isCkptMCP(v) {
+		return false, nil
+	}
+	servers.remove(ClaudeMCPName)
+	if len(servers.members) == 0 {
+		s.root.remove("mcpServers")
+	}
+	if len(s.root.members) == 0 && fi.Mode().IsRegular() { // a link's target is not ours to delete
+		if err := os.Remove(s.path); err != nil {
+			return false, fmt.Errorf("%s: %w", s.path, err)
+		}
+		return true, nil
+	}
+	return true, s.write()
+}
+
+// StatusClaudeMCP reports whether the .mcp.json at path registers ckpt mcp.
+func StatusClaudeMCP(path string) (bool, error) {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	s, err := readSettings(path)
+	if err != nil {
+		return false, err
+	}
+	servers, err := mcpServers(s, false)
+	if err != nil || servers == nil {
+		return false, err
+	}
+	v, ok := servers.get(ClaudeMCPName)
+	return ok && isCkptMCP(v), nil
+}
+
+// mcpServers returns the "mcpServers" object of a configuration, adding it when create is
+// set (nil when absent otherwise).
+func mcpServers(s *settings, create bool) (*jsonObject, error) {
+	v, ok := s.root.get("mcpServers")
+	if !ok {
+		if !create {
+			return nil, nil
+		}
+		v = &jsonObject{}
+		s.root.set("mcpServers", v)
+	}
+	servers, ok := v.(*jsonObject)
+	if !ok {
+		return nil, fmt.Errorf("%s: %w: \"mcpServers\" is not an object", s.path, ErrSettings)
+	}
+	return servers, nil
+}
+
+// isCkptMCP reports whether a server entry runs ckpt mcp.
+func isCkptMCP(v any) bool {
+	e, ok := v.(*jsonObject)
+	if !ok {
+		return false
+	}
+	cmd, _ := e.get("command")
+	name, _ := cmd.(string)
+	if filepath.Base(strings.TrimSpace(name)) != "ckpt" {
+		return false
+	}
+	args, _ := e.get("args")
+	list, _ := args.([]any)
+	for _, a := range list {
+		if a == "mcp" {
+			return true
+		}
+	}
+	return false
+}

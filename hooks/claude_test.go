@@ -390,3 +390,33 @@ func isSubsequence(sub, seq []string) bool {
 	}
 	return i == len(sub)
 }
+
+// A .mcp.json kept elsewhere and linked into the project (a dotfile manager) is written
+// through, and emptying it never deletes the link's target.
+func TestClaudeMCPThroughSymlink(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "dotfiles-mcp.json")
+	if err := os.WriteFile(target, []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, ".mcp.json")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	if changed, err := InstallClaudeMCP(link); err != nil || !changed {
+		t.Fatalf("install: %v %v", changed, err)
+	}
+	if ok, err := StatusClaudeMCP(link); err != nil || !ok {
+		t.Fatalf("status: %v %v", ok, err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the link was replaced: %v", err)
+	}
+	if changed, err := UninstallClaudeMCP(link); err != nil || !changed {
+		t.Fatalf("uninstall: %v %v", changed, err)
+	}
+	b, err := os.ReadFile(target)
+	if err != nil || string(b) != "{}\n" {
+		t.Fatalf("target after uninstall: %q, %v", b, err)
+	}
+}

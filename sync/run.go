@@ -229,7 +229,7 @@ func (s *Service) syncOnce(r *repo.Repo, o Options) (*Report, error) {
 		}
 	}
 
-	co := CommitOptions{Trigger: o.Trigger, AllowShrink: o.AllowShrink}
+	co := CommitOptions{Trigger: o.Trigger, AllowShrink: o.AllowShrink, Mode: o.Mode}
 	if db != nil {
 		co.TaskIDs = db.IDs()
 	}

@@ -37,6 +37,10 @@ type CommitOptions struct {
 	Verbatim bool
 	// AllowShrink lets the checkpoint lose more entries than the shrink guard allows.
 	AllowShrink bool
+	// Mode is the sync mode (sparse or full) that made the commit, "" for others; when the
+	// trigger does not already say it (hook, cron), it becomes the Ckpt-Mode trailer, so a
+	// full checkpoint a hook took before a compaction is recognisable in history.
+	Mode string
 }
 
 // Result is what a commit did.
@@ -420,7 +424,7 @@ func (s *Service) prepareCommit(r *repo.Repo, cp commitPlan, o CommitOptions, dr
 		return nil, res, nil
 	}
 	p, err := r.Prepare(repo.CommitRequest{
-		Files: next, Message: message(r.ID, o.Trigger, res.Subject, res.Sections, res.Files),
+		Files: next, Message: message(r.ID, o.Trigger, o.Mode, res.Subject, res.Sections, res.Files),
 		Parents: o.Parents, Force: o.Parents != nil,
 		Disk: cp.disk, Touch: cp.touch, Appendable: []string{NotesFile},
 	})
@@ -539,11 +543,14 @@ func describe(changes []sections.Change, files []string) string {
 	return strings.Join(parts, "; ")
 }
 
-func message(id, trigger, subject string, secs []sections.ID, files []string) string {
+func message(id, trigger, mode, subject string, secs []sections.ID, files []string) string {
 	var b strings.Builder
 	b.WriteString(subject + "\n\n")
 	b.WriteString("Ckpt-Session: " + id + "\n")
 	b.WriteString("Ckpt-Trigger: " + trigger + "\n")
+	if mode != "" && mode != trigger { // a hook's or cron's sync: say which it was
+		b.WriteString("Ckpt-Mode: " + mode + "\n")
+	}
 	ids := make([]string, len(secs))
 	for i, s := range secs {
 		ids[i] = string(s)

@@ -178,6 +178,7 @@ func commands(env *Env) []*cli.Command {
 		logCommand(env),
 		showCommand(env),
 		diffCommand(env),
+		blameCommand(env),
 		restoreCommand(env),
 		sessionsCommand(env),
 		pathCommand(env),
@@ -190,6 +191,7 @@ func commands(env *Env) []*cli.Command {
 		breakerCommand(env),
 		statusCommand(env),
 		searchCommand(env),
+		mcpCommand(env),
 		remoteCommand(env),
 		pushCommand(env),
 		pullCommand(env),
@@ -198,6 +200,7 @@ func commands(env *Env) []*cli.Command {
 		gcCommand(env),
 		doctorCommand(env),
 		redactCommand(env),
+		uiCommand(env),
 	}
 }
 

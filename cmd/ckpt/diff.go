@@ -1,13 +1,12 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/ckpt-dev/ckpt/repo"
+	"github.com/ckpt-dev/ckpt/history"
 	"github.com/ckpt-dev/ckpt/sections"
 	ckptsync "github.com/ckpt-dev/ckpt/sync"
 )
@@ -18,11 +17,13 @@ func diffCommand(env *Env) *cli.Command {
 		Usage: "compare two checkpoints section by section",
 		Description: `Says for each section whether it was added, removed, changed or moved between two
 revisions, and prints a unified diff of each changed section. --to defaults to HEAD and
---from to the parent of --to.
+--from to the parent of --to. A revision is what ckpt show takes: a hash, HEAD~N,
+before-compact, or a time.
 
 Examples:
   ckpt diff -s alpha
   ckpt diff -s alpha --from HEAD~5 --section 📋
+  ckpt diff -s alpha --from before-compact
   ckpt diff -s alpha --json | jq '.[] | select(.status=="changed") | .section'`,
 		Flags: []cli.Flag{
 			sessionFlag(),
@@ -36,14 +37,6 @@ Examples:
 	}
 }
 
-type diffJSON struct {
-	Section string `json:"section"`
-	Heading string `json:"heading"`
-	Status  string `json:"status"`
-	Moved   bool   `json:"moved"`
-	Diff    string `json:"diff"`
-}
-
 func runDiff(c *cli.Context, env *Env) error {
 	if err := noArgs(c); err != nil {
 		return err
@@ -52,80 +45,21 @@ func runDiff(c *cli.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	unlock, err := a.readLock(r)
+	res, err := a.history().Diff(r.ID, history.DiffQuery{From: c.String("from"), To: c.String("to"), Section: c.String("section"), File: c.String("file")})
 	if err != nil {
-		return err
-	}
-	defer unlock()
-	to, err := r.Resolve(c.String("to"))
-	if err != nil {
-		return err
-	}
-	from := repo.ZeroHash
-	if c.IsSet("from") {
-		if from, err = r.Resolve(c.String("from")); err != nil {
-			return err
-		}
-	} else {
-		ci, err := r.CommitInfo(to)
-		if err != nil {
-			return err
-		}
-		if len(ci.Parents) > 0 {
-			from = ci.Parents[0]
-		}
-	}
-	file := c.String("file")
-	newer, err := r.ReadFile(to, file)
-	if err != nil {
-		return err
-	}
-	var older []byte
-	if from != repo.ZeroHash {
-		if older, err = r.ReadFile(from, file); err != nil && !errors.Is(err, repo.ErrNoFile) {
-			return err
-		}
-	}
-	t, err := a.svc.LoadTemplate(r.Template())
-	if err != nil {
-		return err
-	}
-	changes := sections.Diff(t.Parse(older), t.Parse(newer))
-	if q := c.String("section"); q != "" {
-		id, err := a.resolveSection(r, q)
-		if err != nil {
-			return err
-		}
-		var keep []sections.Change
-		for _, ch := range changes {
-			if ch.ID == id {
-				keep = append(keep, ch)
-			}
-		}
-		changes = keep
+		return sectionError(err)
 	}
 	if c.Bool("json") {
-		out := make([]diffJSON, 0, len(changes))
-		for _, ch := range changes {
-			d := ""
-			if ch.Status != sections.Moved {
-				d = ch.Unified()
-			}
-			out = append(out, diffJSON{string(ch.ID), ch.Heading, string(ch.Status), ch.Moved, d})
-		}
-		return printJSON(env.Stdout, out)
+		return printJSON(env.Stdout, res.Changes)
 	}
 	p := env.palette()
-	for _, ch := range changes {
-		status := string(ch.Status)
-		if ch.Moved && ch.Status == sections.Changed {
+	for _, ch := range res.Changes {
+		status := ch.Status
+		if ch.Moved && ch.Status == string(sections.Changed) {
 			status = "changed and moved"
 		}
 		fmt.Fprintf(env.Stdout, "%s%s %s%s\n", p.bold, status, ch.Heading, p.reset)
-		if ch.Status == sections.Moved {
-			continue
-		}
-		for _, l := range strings.SplitAfter(ch.Unified(), "\n") {
+		for _, l := range strings.SplitAfter(ch.Diff, "\n") {
 			if l == "" {
 				continue
 			}

@@ -17,6 +17,7 @@ func hooksCommand(env *Env) *cli.Command {
 		return []cli.Flag{
 			&cli.BoolFlag{Name: "git", Usage: "git pre-commit, prepare-commit-msg and commit-msg hooks"},
 			&cli.BoolFlag{Name: "claude", Usage: "Claude Code hooks (PreCompact, Stop, SessionStart, SessionEnd)"},
+			&cli.BoolFlag{Name: "mcp", Usage: "register ckpt mcp with Claude Code in the project's .mcp.json"},
 			&cli.BoolFlag{Name: "cron", Usage: "a crontab line that runs ckpt cron tick"},
 			&cli.BoolFlag{Name: "merge-driver", Usage: "the section-aware merge driver for checkpoint files in this repository"},
 			&cli.StringFlag{Name: "repo", Usage: "the git repository `DIR` (default: the current directory)"},
@@ -40,12 +41,18 @@ user), keeping every other key and hook: PreCompact → full checkpoint, Stop an
 SessionEnd → sparse, SessionStart after a compaction or resume → the checkpoint comes
 back as context.
 
+--mcp registers ckpt mcp (the agent recalls its history: ckpt mcp --help) as a stdio
+server named "ckpt" in the project's .mcp.json, which Claude Code reads and which is
+meant to be committed; uninstall removes only that entry. For your user scope instead:
+claude mcp add --scope user ckpt -- ckpt mcp.
+
 --cron adds one crontab line running ckpt cron tick --every 15m (without crontab, prints
 the line and a systemd timer). --merge-driver registers ckpt merge-driver for checkpoint
 files kept in this repository (.gitattributes and git config).
 
 Examples:
   ckpt hooks install --git --claude
+  ckpt hooks install --claude --mcp
   ckpt hooks status
   ckpt hooks uninstall --git`,
 		Subcommands: []*cli.Command{
@@ -61,6 +68,7 @@ type hooksReport struct {
 	Ckpt        string                   `json:"ckpt"` // the ckpt on PATH, "" if none
 	Git         []hooks.GitHookStatus    `json:"git,omitempty"`
 	Claude      map[string][]string      `json:"claude,omitempty"` // settings file -> events
+	MCP         map[string]bool          `json:"mcp,omitempty"`    // .mcp.json -> ckpt registered
 	Cron        *cronStatus              `json:"cron,omitempty"`
 	MergeDriver *hooks.MergeDriverStatus `json:"merge_driver,omitempty"`
 }
@@ -75,9 +83,12 @@ func runHooks(c *cli.Context, env *Env, verb string) error {
 	if err := noArgs(c); err != nil {
 		return err
 	}
-	all := !c.Bool("git") && !c.Bool("claude") && !c.Bool("cron") && !c.Bool("merge-driver")
+	all := !c.Bool("git") && !c.Bool("claude") && !c.Bool("cron") && !c.Bool("merge-driver") && !c.Bool("mcp")
 	if all && verb != "status" {
-		return usageError("say what to %s: --git, --claude, --cron or --merge-driver", verb)
+		return usageError("say what to %s: --git, --claude, --mcp, --cron or --merge-driver", verb)
+	}
+	if c.Bool("mcp") && c.IsSet("scope") && c.String("scope") != "project" {
+		return usageError("--mcp registers the server in the project's .mcp.json only\nhint: for your user scope run: claude mcp add --scope %s ckpt -- ckpt mcp", c.String("scope"))
 	}
 	a, err := open(c, env)
 	if err != nil {
@@ -138,6 +149,23 @@ func runHooks(c *cli.Context, env *Env, verb string) error {
 			rep.Claude[path] = events
 		}
 	}
+	if all || c.Bool("mcp") {
+		path := hooks.ClaudeMCPPath(projectDir(repoDir))
+		switch verb {
+		case "install":
+			_, err = hooks.InstallClaudeMCP(path)
+		case "uninstall":
+			_, err = hooks.UninstallClaudeMCP(path)
+		}
+		if err != nil {
+			return err
+		}
+		ok, err := hooks.StatusClaudeMCP(path)
+		if err != nil && !(all && verb == "status") {
+			return err
+		}
+		rep.MCP = map[string]bool{path: ok}
+	}
 	if all || c.Bool("cron") {
 		cs, err := a.cron(c, verb)
 		if err != nil && !(all && verb == "status") {
@@ -183,6 +211,13 @@ func runHooks(c *cli.Context, env *Env, verb string) error {
 			state = fmt.Sprint(events)
 		}
 		fmt.Fprintf(w, "claude  %s: %s\n", relPath(path), state)
+	}
+	for path, ok := range rep.MCP {
+		state := "ckpt not registered"
+		if ok {
+			state = "ckpt registered (ckpt mcp)"
+		}
+		fmt.Fprintf(w, "mcp     %s: %s\n", relPath(path), state)
 	}
 	if rep.Cron != nil {
 		switch {

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/ckpt-dev/ckpt/history"
 	"github.com/ckpt-dev/ckpt/repo"
 	"github.com/ckpt-dev/ckpt/sections"
 )
@@ -17,7 +19,8 @@ func logCommand(env *Env) *cli.Command {
 		Usage: "list a session's checkpoints, newest first",
 		Description: `Lists the checkpoint commits of a session, newest first, with the sections each one
 changed. --section keeps only the commits that changed that section (an id such as 🎯
-or §3, or the heading text). --rejected lists the writes that check rejected instead.
+or §3, its number, or the heading text). --rejected lists the writes that check rejected
+instead.
 
 The session is an ordinary git repository: git -C "$(ckpt path -s ID)" log works too.
 
@@ -41,6 +44,7 @@ type logJSON struct {
 	Short    string   `json:"short"`
 	Time     string   `json:"time"`
 	Trigger  string   `json:"trigger"`
+	Full     bool     `json:"full"`
 	Subject  string   `json:"subject"`
 	Message  string   `json:"message"`
 	Sections []string `json:"sections"`
@@ -48,6 +52,14 @@ type logJSON struct {
 	Ref      string   `json:"ref,omitempty"`
 }
 
+func logJSONOf(c history.Commit) logJSON {
+	return logJSON{
+		Commit: c.Hash, Short: c.Short, Time: c.Time.UTC().Format(time.RFC3339), Trigger: c.Trigger, Full: c.Full,
+		Subject: c.Subject, Message: c.Message, Sections: c.Sections, Parents: c.Parents, Ref: c.Ref,
+	}
+}
+
+// toLogJSON shows a commit of the knowledge repository (ckpt kg log).
 func toLogJSON(ci repo.CommitInfo) logJSON {
 	out := logJSON{
 		Commit:   ci.Hash.String(),
@@ -56,22 +68,11 @@ func toLogJSON(ci repo.CommitInfo) logJSON {
 		Trigger:  ci.Trailer("Ckpt-Trigger"),
 		Subject:  ci.Subject,
 		Message:  ci.Message,
-		Sections: commitSections(ci),
+		Sections: []string{},
 		Parents:  []string{},
 	}
 	for _, p := range ci.Parents {
 		out.Parents = append(out.Parents, p.String())
-	}
-	return out
-}
-
-// commitSections reads the Ckpt-Sections trailer.
-func commitSections(ci repo.CommitInfo) []string {
-	out := []string{}
-	for _, s := range strings.Split(ci.Trailer("Ckpt-Sections"), ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
-		}
 	}
 	return out
 }
@@ -87,64 +88,19 @@ func runLog(c *cli.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	unlock, err := a.readLock(r)
+	page, err := a.history().Log(r.ID, history.LogQuery{Section: c.String("section"), Limit: c.Int("n"), Rejected: c.Bool("rejected")})
 	if err != nil {
-		return err
-	}
-	defer unlock()
-	var commits []logJSON
-	limit := c.Int("n")
-	if c.Bool("rejected") {
-		refs, err := r.Rejected()
-		if err != nil {
-			return err
-		}
-		for _, ref := range refs {
-			if limit > 0 && len(commits) == limit {
-				break
-			}
-			ci, err := r.CommitInfo(ref.Hash)
-			if err != nil {
-				return err
-			}
-			j := toLogJSON(ci)
-			j.Ref = strings.TrimPrefix(ref.Name, "refs/ckpt/")
-			commits = append(commits, j)
-		}
-	} else {
-		var want sections.ID
-		if s := c.String("section"); s != "" {
-			id, err := a.resolveSection(r, s)
-			if err != nil {
-				return err
-			}
-			want = id
-		}
-		head, err := r.Head()
-		if err != nil {
-			return err
-		}
-		err = r.Log(head, func(ci repo.CommitInfo) bool {
-			j := toLogJSON(ci)
-			if want != "" && !contains(j.Sections, string(want)) {
-				return true
-			}
-			commits = append(commits, j)
-			return limit == 0 || len(commits) < limit
-		})
-		if err != nil {
-			return err
-		}
+		return sectionError(err)
 	}
 	if c.Bool("json") {
-		if commits == nil {
-			commits = []logJSON{}
+		out := make([]logJSON, 0, len(page.Commits))
+		for _, cm := range page.Commits {
+			out = append(out, logJSONOf(cm))
 		}
-		return printJSON(env.Stdout, commits)
+		return printJSON(env.Stdout, out)
 	}
 	p := env.palette()
-	for _, j := range commits {
-		t, _ := time.Parse(time.RFC3339, j.Time)
+	for _, j := range page.Commits {
 		label := j.Short
 		if j.Ref != "" {
 			label = j.Ref + " " + j.Short
@@ -153,33 +109,31 @@ func runLog(c *cli.Context, env *Env) error {
 		if len(j.Sections) > 0 {
 			secs = "  [" + strings.Join(j.Sections, " ") + "]"
 		}
-		fmt.Fprintf(env.Stdout, "%s%s%s %s  %s%s\n", p.yellow, label, p.reset, t.Local().Format("2006-01-02 15:04"), j.Subject, secs)
+		fmt.Fprintf(env.Stdout, "%s%s%s %s  %s%s\n", p.yellow, label, p.reset, j.Time.Local().Format("2006-01-02 15:04"), j.Subject, secs)
 	}
 	return nil
 }
 
+// history is the reader of the store's history.
+func (a *app) history() *history.Reader { return history.New(a.svc) }
+
 // resolveSection turns a --section argument into a section id, using the session's
 // template (so a section can be named even where the checkpoint lacks it).
 func (a *app) resolveSection(r *repo.Repo, query string) (sections.ID, error) {
-	t, err := a.svc.LoadTemplate(r.Template())
-	if err != nil {
-		return "", err
-	}
-	if s := t.Doc.Find(query); s != nil {
-		return s.ID, nil
-	}
-	ids := make([]string, 0, len(t.Doc.Sections))
-	for _, s := range t.Doc.Sections {
-		ids = append(ids, string(s.ID))
-	}
-	return "", usageError("no section %q in template %s\nhint: sections are %s", query, t.Name, strings.Join(ids, " "))
+	id, err := a.history().ResolveSection(r.ID, query)
+	return id, sectionError(err)
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
+// sectionError turns a section the template lacks into a usage error with the list of
+// sections as the hint; a section missing from one revision stays a failure.
+func sectionError(err error) error {
+	var se *history.SectionError
+	if !errors.As(err, &se) {
+		return err
 	}
-	return false
+	e := fmt.Errorf("no section %q in %s\nhint: sections are %s", se.Query, se.Where, strings.Join(se.Sections, " "))
+	if se.Template {
+		return &exitError{exitUsage, e}
+	}
+	return e
 }

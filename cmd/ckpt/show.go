@@ -1,11 +1,10 @@
 package main
 
 import (
-	"fmt"
+	"io"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/ckpt-dev/ckpt/repo"
 	ckptsync "github.com/ckpt-dev/ckpt/sync"
 )
 
@@ -14,13 +13,17 @@ func showCommand(env *Env) *cli.Command {
 		Name:  "show",
 		Usage: "print a session file as it was at a revision",
 		Description: `Prints a file of the session at REV (default HEAD), byte for byte, or only one of its
-sections. REV is a full or abbreviated commit hash, HEAD, HEAD~N, or rejected/N for a
-rejected write.
+sections. REV is a full or abbreviated commit hash, HEAD, HEAD~N, rejected/N for a
+rejected write, before-compact (the last commit before the newest full checkpoint: what
+the checkpoint said before the last compaction), or a time (2026-04-01T22:00Z, RFC 3339,
+or a date: the newest commit at or before it).
 
 Examples:
   ckpt show -s alpha
   ckpt show -s alpha --rev HEAD~3 --section 🔑
   ckpt show -s alpha --rev rejected/1
+  ckpt show -s alpha --rev before-compact --section 🔑
+  ckpt show -s alpha --rev 2026-04-01T22:00Z
   ckpt show -s alpha --file notes.md`,
 		Flags: []cli.Flag{
 			sessionFlag(),
@@ -40,30 +43,10 @@ func runShow(c *cli.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	unlock, err := a.readLock(r)
+	shown, err := a.history().Show(r.ID, c.String("rev"), c.String("file"), c.String("section"))
 	if err != nil {
-		return err
+		return sectionError(err)
 	}
-	defer unlock()
-	h, err := r.Resolve(c.String("rev"))
-	if err != nil {
-		return err
-	}
-	b, err := r.ReadFile(h, c.String("file"))
-	if err != nil {
-		return err
-	}
-	if q := c.String("section"); q != "" {
-		t, err := a.svc.LoadTemplate(r.Template())
-		if err != nil {
-			return err
-		}
-		s := t.Parse(b).Find(q)
-		if s == nil {
-			return fmt.Errorf("%s at %s: no section %q", c.String("file"), repo.ShortHash(h), q)
-		}
-		b = s.Bytes()
-	}
-	_, err = env.Stdout.Write(b)
+	_, err = io.WriteString(env.Stdout, shown.Content)
 	return err
 }
