@@ -119,8 +119,11 @@ func (w *world) afterCommit(h *home, r result, diskIsHead bool) error {
 		return nil
 	}
 	disk, err := os.ReadFile(h.file("checkpoint.md"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("after ckpt %s exited 0, checkpoint.md is missing from the work tree", strings.Join(r.args, " "))
+	}
 	if err != nil {
-		return fmt.Errorf("after %s: %w", strings.Join(r.args, " "), err)
+		return err
 	}
 	if head := w.headFile(h, "checkpoint.md"); string(head) != string(disk) {
 		return fmt.Errorf("after ckpt %s exited 0, checkpoint.md on disk is not HEAD's:\n%s", strings.Join(r.args, " "),
@@ -485,6 +488,9 @@ func (w *world) settle() error {
 			}
 			w.log = append(w.log, fmt.Sprintf("settle %s: checkpoint.md is missing, ckpt restore --rev HEAD (as the hint says): %s", h.name, r.short()))
 			if err := expect(r, 0); err != nil {
+				return err
+			}
+			if err := w.afterCommit(h, r, true); err != nil {
 				return err
 			}
 		}
