@@ -178,7 +178,7 @@ var excluded = map[string]string{
 // skipped reads -without: operation names, "kill" and "conc".
 func skipped() map[string]bool {
 	out := map[string]bool{}
-	for _, f := range strings.Split(*flagSkip, ",") {
+	for _, f := range strings.Split(*flagWithout, ",") {
 		if f = strings.TrimSpace(f); f != "" {
 			out[f] = true
 		}

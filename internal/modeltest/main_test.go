@@ -20,8 +20,8 @@ var (
 	flagLong      = flag.Bool("long", false, "generate the longer sequences of the soak (with -seed: replay a soak failure)")
 	flagWorkers   = flag.Int("workers", 2, "sequences run at once")
 	flagKeep      = flag.Bool("keep", false, "keep the stores of failing sequences and print where they are")
-	flagTrace     = flag.Bool("ops", false, "log the operations of every sequence, not only of failing ones")
-	flagSkip      = flag.String("without", "", "comma-separated operations or entry styles to leave out (write, sync, link, …; kill, conc), to look past a known failure")
+	flagOps       = flag.Bool("ops", false, "log the operations of every sequence, not only of failing ones")
+	flagWithout   = flag.String("without", "", "comma-separated operations or entry styles to leave out (write, sync, link, …; kill, conc), to look past a known failure")
 )
 
 // ckptBin is the binary TestMain built, as internal/proctest does: the test drives the

@@ -3,7 +3,9 @@ package modeltest
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -22,6 +24,7 @@ type stats struct {
 	conc      int // commands during which the agent appended
 	vanished  int // killed writes' stdin tokens that are nowhere (allowed)
 	failures  int
+	failed    []uint64       // their seeds
 	codes     map[string]int // "kind exit N" -> count
 	gits      int            // git processes the harness ran
 	fscks     int            // of which git fsck
@@ -48,6 +51,10 @@ func (s *stats) String() string {
 	fmt.Fprintf(&b, "%d sequences, %d operations (%d ckpt processes), %d kills sent, %d landed, %d commands with concurrent appends, %d killed-write tokens gone (allowed), %d failures",
 		s.sequences, s.ops, s.commands, s.killsSent, s.kills, s.conc, s.vanished, s.failures)
 	fmt.Fprintf(&b, "\ntime in ckpt processes %s, in checks %s; %d git processes (%d fsck, %d history scans)", s.ckptTime.Round(time.Millisecond), s.checkTime.Round(time.Millisecond), s.gits, s.fscks, s.scans)
+	if len(s.failed) > 0 {
+		slices.Sort(s.failed)
+		fmt.Fprintf(&b, "\nfailing seeds: %v", s.failed)
+	}
 	b.WriteString("\noutcomes:")
 	for i, k := range keys {
 		if i%6 == 0 {
@@ -62,8 +69,8 @@ func (s *stats) String() string {
 // with -short), one seed with -seed=N, or, with -soak=D, longer sequences from -start on
 // for D.
 func TestModel(t *testing.T) {
-	if _, err := os.Stat("/bin/sh"); err != nil {
-		t.Skip("no /bin/sh")
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
 	}
 	st := &stats{codes: map[string]int{}}
 	began := time.Now()
@@ -96,18 +103,18 @@ func TestModel(t *testing.T) {
 				dir, err := os.MkdirTemp("", fmt.Sprintf("ckpt-model-%d-", seed))
 				if err != nil {
 					t.Error(err)
-					return
+					continue
 				}
 				report, err := runSequence(seq, dir, st)
 				st.add(func(s *stats) { s.sequences++ })
 				if err != nil {
-					st.add(func(s *stats) { s.failures++ })
+					st.add(func(s *stats) { s.failures++; s.failed = append(s.failed, seed) })
 					kept := ""
 					if *flagKeep {
 						kept = "\nthe stores are kept in " + dir
 					}
 					t.Errorf("seed %d: %v\nreplay: go test ./internal/modeltest -run TestModel -seed=%d%s -v\nsetting: %s\n%s%s", seed, err, seed, replayFlags(long), seq, report, kept)
-				} else if *flagTrace || *flagSeed != 0 {
+				} else if *flagOps || *flagSeed != 0 {
 					t.Logf("seed %d passed\nsetting: %s\n%s", seed, seq, report)
 				}
 				if err == nil || !*flagKeep {
@@ -129,8 +136,8 @@ func replayFlags(long bool) string {
 	if long {
 		s += " -long"
 	}
-	if *flagSkip != "" {
-		s += " -without=" + *flagSkip
+	if *flagWithout != "" {
+		s += " -without=" + *flagWithout
 	}
 	return s
 }
