@@ -4,6 +4,8 @@ BIN     := bin/ckpt
 PKGS    := ./...
 # Fuzz targets run briefly in `make test` with their seed corpus (testdata/fuzz).
 FUZZTIME ?= 5s
+# The packages that hold fuzz targets.
+FUZZPKGS := ./sections/ ./secrets/ ./delta/ ./sync/ ./repo/
 
 .PHONY: build demo test fuzz bench soak lint fmt clean
 
@@ -19,14 +21,10 @@ test:
 	$(MAKE) fuzz
 
 fuzz:
-	@for target in $$($(GO) test -list '^Fuzz' ./sections/ | grep '^Fuzz'); do \
-		$(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./sections/ || exit 1; \
-	done
-	@for target in $$($(GO) test -list '^Fuzz' ./sync/ | grep '^Fuzz'); do \
-		$(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./sync/ || exit 1; \
-	done
-	@for target in $$($(GO) test -list '^Fuzz' ./repo/ | grep '^Fuzz'); do \
-		$(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./repo/ || exit 1; \
+	@for pkg in $(FUZZPKGS); do \
+		for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+			$(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 1s $$pkg || exit 1; \
+		done; \
 	done
 
 bench:

@@ -3,16 +3,16 @@ package history
 import (
 	"testing"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/internal/benchhistory"
 	"github.com/ckpt-dev/ckpt/repo"
-	ckptsync "github.com/ckpt-dev/ckpt/sync"
 )
 
 // Benchmarks of issue 14's targets on a 10,000-commit session: a page of the log, a show
 // and a diff ≤ 20 ms warm, blame of a section ≤ 200 ms. The figures are in BENCHMARKS.md.
 
 // benchHistory returns the service over the 10,000-commit store of internal/benchhistory.
-func benchHistory(b *testing.B) *ckptsync.Service {
+func benchHistory(b *testing.B) *checkpoint.Service {
 	b.Helper()
 	home, err := benchhistory.Home()
 	if err != nil {
@@ -20,7 +20,7 @@ func benchHistory(b *testing.B) *ckptsync.Service {
 	}
 	opts := repo.DefaultOptions()
 	opts.Fsync = false
-	return ckptsync.New(repo.NewStore(home, opts), nil)
+	return checkpoint.New(repo.NewStore(home, opts), nil)
 }
 
 func benchReader(b *testing.B) *Reader {

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/repo"
-	ckptsync "github.com/ckpt-dev/ckpt/sync"
 )
 
 // BlameLine is one line of a section and the commit that added it.
@@ -57,8 +57,8 @@ func (h *Reader) Blame(session, section, rev string) (BlameResult, error) {
 	return out, err
 }
 
-func blame(src *source, t *ckptsync.Template, start repo.Hash, section string) (BlameResult, error) {
-	file := ckptsync.CheckpointFile
+func blame(src *source, t *checkpoint.Template, start repo.Hash, section string) (BlameResult, error) {
+	file := checkpoint.File
 	out := BlameResult{File: file, Lines: []BlameLine{}}
 	blob, err := src.fileBlob(start, file)
 	if err != nil {
@@ -207,7 +207,7 @@ func unchangedBy(c repo.CommitInfo, id string) bool {
 		case "ckpt-sections":
 			listed, list = true, t.Value
 		case "ckpt-trigger":
-			if t.Value == ckptsync.RedactTrigger {
+			if t.Value == string(checkpoint.TriggerRedact) {
 				return false
 			}
 		}

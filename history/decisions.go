@@ -6,8 +6,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
+	"github.com/ckpt-dev/ckpt/knowledge"
 	"github.com/ckpt-dev/ckpt/repo"
-	ckptsync "github.com/ckpt-dev/ckpt/sync"
 	"github.com/ckpt-dev/ckpt/templates"
 )
 
@@ -52,7 +53,7 @@ type DecisionsResult struct {
 	Decisions []Decision `json:"decisions"`
 }
 
-var decisionStates = []string{ckptsync.StatePending, ckptsync.StateAccepted, ckptsync.StateRejected, StateUnpromoted}
+var decisionStates = []string{knowledge.StatePending, knowledge.StateAccepted, knowledge.StateRejected, StateUnpromoted}
 
 // Decisions lists Key Decisions and knowledge graph entries with their state and provenance.
 func (h *Reader) Decisions(q DecisionsQuery) (DecisionsResult, error) {
@@ -64,7 +65,7 @@ func (h *Reader) Decisions(q DecisionsQuery) (DecisionsResult, error) {
 	if err != nil {
 		return out, err
 	}
-	byID := map[string]*ckptsync.KGEntry{}
+	byID := map[string]*knowledge.Entry{}
 	for _, e := range kg.Entries {
 		byID[e.ID] = e
 	}
@@ -113,10 +114,10 @@ func (h *Reader) Decisions(q DecisionsQuery) (DecisionsResult, error) {
 
 // knowledgeGraph reads knowledge-graph.md at the knowledge repository's HEAD, under its
 // shared lock; before the first promotion the graph is empty and graph is nil.
-func (h *Reader) knowledgeGraph() (*ckptsync.KnowledgeGraph, *Provenance, error) {
+func (h *Reader) knowledgeGraph() (*knowledge.Graph, *Provenance, error) {
 	src, err := openKnowledgeSource(h.svc.Store)
 	if errors.Is(err, repo.ErrNotFound) {
-		return &ckptsync.KnowledgeGraph{}, nil, nil
+		return &knowledge.Graph{}, nil, nil
 	}
 	if err != nil {
 		return nil, nil, err
@@ -131,20 +132,20 @@ func (h *Reader) knowledgeGraph() (*ckptsync.KnowledgeGraph, *Provenance, error)
 		return nil, nil, err
 	}
 	if head == repo.ZeroHash {
-		return &ckptsync.KnowledgeGraph{}, nil, nil
+		return &knowledge.Graph{}, nil, nil
 	}
 	ci, err := src.commit(head)
 	if err != nil {
 		return nil, nil, err
 	}
-	b, err := src.readFile(head, ckptsync.KnowledgeFile)
+	b, err := src.readFile(head, knowledge.File)
 	if isNotFound(err) {
-		return &ckptsync.KnowledgeGraph{}, nil, nil
+		return &knowledge.Graph{}, nil, nil
 	}
 	if err != nil {
 		return nil, nil, err
 	}
-	kg, err := ckptsync.ParseKnowledgeGraph(b)
+	kg, err := knowledge.Parse(b)
 	if err != nil {
 		return nil, nil, fmt.Errorf("knowledge at %s: %w", repo.ShortHash(head), err)
 	}
@@ -188,7 +189,7 @@ func (h *Reader) sessionDecisions(src *source, rev string) ([]Decision, error) {
 			return
 		}
 		out = append(out, Decision{
-			ID: ckptsync.DecisionID(raw), Text: text, State: StateUnpromoted,
+			ID: knowledge.DecisionID(raw), Text: text, State: StateUnpromoted,
 			Provenance: []Provenance{{Session: src.id(), Commit: first.Commit, Time: first.Time, Section: string(id)}},
 		})
 	}
@@ -224,10 +225,10 @@ func itemText(raw string) string {
 	return s
 }
 
-func kgProvenance(e *ckptsync.KGEntry) []Provenance {
+func kgProvenance(e *knowledge.Entry) []Provenance {
 	out := make([]Provenance, 0, len(e.Provenance))
 	for _, p := range e.Provenance {
-		t, _ := time.Parse(ckptsync.TimeFormat, p.Time)
+		t, _ := time.Parse(checkpoint.TimeFormat, p.Time)
 		if t.IsZero() {
 			t, _ = time.Parse(time.RFC3339, p.Time)
 		}

@@ -19,9 +19,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/repo"
 	"github.com/ckpt-dev/ckpt/sections"
-	ckptsync "github.com/ckpt-dev/ckpt/sync"
 )
 
 // Sentinel errors, compared with errors.Is. A session that does not exist is
@@ -63,7 +63,7 @@ type Provenance struct {
 // concurrent use; it keeps each session's repository open between calls (a long-lived
 // server answers warm), and notices packs written or removed behind its back.
 type Reader struct {
-	svc *ckptsync.Service
+	svc *checkpoint.Service
 
 	mu    sync.Mutex
 	repos map[repo.SessionID]*session
@@ -75,7 +75,7 @@ type Reader struct {
 const openSessions = 8
 
 // New returns a Reader over the store of svc.
-func New(svc *ckptsync.Service) *Reader {
+func New(svc *checkpoint.Service) *Reader {
 	return &Reader{svc: svc, repos: map[repo.SessionID]*session{}}
 }
 
@@ -153,13 +153,13 @@ func (h *Reader) peek(id repo.SessionID, fn func(src *source) error) error {
 }
 
 // template loads the session's template.
-func (h *Reader) template(src *source) (*ckptsync.Template, error) {
+func (h *Reader) template(src *source) (*checkpoint.Template, error) {
 	return h.svc.LoadTemplate(src.template())
 }
 
 // sectionOf resolves a section query against a template: an id (🎯, §3), a number (3 is §3
 // where the template numbers its sections, else the third section), or the heading text.
-func sectionOf(t *ckptsync.Template, query string) (sections.ID, error) {
+func sectionOf(t *checkpoint.Template, query string) (sections.ID, error) {
 	q := strings.TrimSpace(query)
 	if s := t.Doc.Find(q); s != nil {
 		return s.ID, nil

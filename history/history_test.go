@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/hooks"
+	"github.com/ckpt-dev/ckpt/knowledge"
 	"github.com/ckpt-dev/ckpt/repo"
 	ckptsync "github.com/ckpt-dev/ckpt/sync"
 )
@@ -17,7 +19,7 @@ import (
 // fixture is a store with a clock that moves a minute per commit.
 type fixture struct {
 	t     testing.TB
-	svc   *ckptsync.Service
+	svc   *checkpoint.Service
 	clock time.Time
 	h     *Reader
 }
@@ -32,7 +34,7 @@ func newFixture(t testing.TB) *fixture {
 	opts.LockTimeout = 200 * time.Millisecond
 	opts.Now = func() time.Time { return f.clock }
 	opts.Author = repo.Signature{Name: "ckpt test", Email: "test@example.com"}
-	f.svc = ckptsync.New(repo.NewStore(t.TempDir(), opts), nil)
+	f.svc = checkpoint.New(repo.NewStore(t.TempDir(), opts), nil)
 	f.h = New(f.svc)
 	return f
 }
@@ -50,7 +52,7 @@ func (f *fixture) session(id, template string) *repo.Repo {
 func (f *fixture) write(r *repo.Repo, trigger string, bodies map[string]string) string {
 	f.t.Helper()
 	f.clock = f.clock.Add(time.Minute)
-	res, err := f.svc.Write(r, ckptsync.CheckpointFile, six(bodies), ckptsync.CommitOptions{Trigger: trigger})
+	res, err := f.svc.Write(r, checkpoint.File, six(bodies), checkpoint.CommitOptions{Trigger: checkpoint.Trigger(trigger)})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -62,11 +64,11 @@ func (f *fixture) write(r *repo.Repo, trigger string, bodies map[string]string) 
 
 func (f *fixture) notes(r *repo.Repo, text string) {
 	f.t.Helper()
-	b, err := os.ReadFile(r.WorkPath(ckptsync.NotesFile))
+	b, err := os.ReadFile(r.WorkPath(checkpoint.NotesFile))
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	if err := os.WriteFile(r.WorkPath(ckptsync.NotesFile), append(b, text...), 0o644); err != nil {
+	if err := os.WriteFile(r.WorkPath(checkpoint.NotesFile), append(b, text...), 0o644); err != nil {
 		f.t.Fatal(err)
 	}
 }
@@ -74,7 +76,7 @@ func (f *fixture) notes(r *repo.Repo, text string) {
 func (f *fixture) sync(r *repo.Repo, mode string) string {
 	f.t.Helper()
 	f.clock = f.clock.Add(time.Minute)
-	rep, err := f.svc.Sync(r, ckptsync.Options{Mode: mode})
+	rep, err := ckptsync.New(f.svc).Sync(r, ckptsync.Options{Mode: mode})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -120,12 +122,12 @@ func history(t *testing.T) (*fixture, []string) {
 	c = append(c, f.write(r, "write", map[string]string{"🎯": "Task A", "📋": "- [ ] one\n- [ ] two", "🔑": "- D1: use xxhash\n- D2: keep notes append-only"}))
 	f.notes(r, "- [decision] D3: blame walks first parents\n")
 	c = append(c, f.sync(r, ckptsync.Full))
-	cp, err := os.ReadFile(r.WorkPath(ckptsync.CheckpointFile))
+	cp, err := os.ReadFile(r.WorkPath(checkpoint.File))
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.clock = f.clock.Add(time.Minute)
-	res, err := f.svc.Write(r, ckptsync.CheckpointFile, []byte(strings.Replace(string(cp), "Task A", "Task B", 1)), ckptsync.CommitOptions{Trigger: "write"})
+	res, err := f.svc.Write(r, checkpoint.File, []byte(strings.Replace(string(cp), "Task A", "Task B", 1)), checkpoint.CommitOptions{Trigger: checkpoint.TriggerWrite})
 	if err != nil || !res.Changed {
 		t.Fatalf("write: %v %v", res.Changed, err)
 	}
@@ -191,7 +193,7 @@ func TestFullIsRecognised(t *testing.T) {
 	r, _ := f.svc.Store.Open("alpha")
 	f.notes(r, "- [note] from the hook\n")
 	f.clock = f.clock.Add(time.Minute)
-	rep, err := f.svc.Sync(r, ckptsync.Options{Mode: ckptsync.Full, Trigger: "hook"})
+	rep, err := ckptsync.New(f.svc).Sync(r, ckptsync.Options{Mode: ckptsync.Full, Trigger: checkpoint.TriggerHook})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -479,14 +481,14 @@ func TestDecisions(t *testing.T) {
 	f, c := history(t)
 	r, _ := f.svc.Store.Open("alpha")
 	// D4 is written after the sync: not promoted yet.
-	cp, _ := os.ReadFile(r.WorkPath(ckptsync.CheckpointFile))
+	cp, _ := os.ReadFile(r.WorkPath(checkpoint.File))
 	f.clock = f.clock.Add(time.Minute)
-	res, err := f.svc.Write(r, ckptsync.CheckpointFile, []byte(strings.Replace(string(cp), "- D2: keep notes append-only", "- D2: keep notes append-only\n- D4: not promoted yet", 1)), ckptsync.CommitOptions{Trigger: "write"})
+	res, err := f.svc.Write(r, checkpoint.File, []byte(strings.Replace(string(cp), "- D2: keep notes append-only", "- D2: keep notes append-only\n- D4: not promoted yet", 1)), checkpoint.CommitOptions{Trigger: checkpoint.TriggerWrite})
 	if err != nil {
 		t.Fatal(err)
 	}
-	d2 := ckptsync.DecisionID("D2: keep notes append-only")
-	if _, _, _, err := f.svc.Review(d2, ckptsync.StateAccepted); err != nil {
+	d2 := knowledge.DecisionID("D2: keep notes append-only")
+	if _, _, _, err := knowledge.Review(f.svc.Store, d2, knowledge.StateAccepted); err != nil {
 		t.Fatal(err)
 	}
 	other := f.session("other", "six")
@@ -500,8 +502,8 @@ func TestDecisions(t *testing.T) {
 	type row struct{ text, state, commit string }
 	var rows []row
 	for _, d := range got.Decisions {
-		if d.ID != ckptsync.DecisionID(d.Text) {
-			t.Errorf("%s: id %s, want %s", d.Text, d.ID, ckptsync.DecisionID(d.Text))
+		if d.ID != knowledge.DecisionID(d.Text) {
+			t.Errorf("%s: id %s, want %s", d.Text, d.ID, knowledge.DecisionID(d.Text))
 		}
 		p := d.Provenance[0]
 		if p.Session != "alpha" || p.Section != "🔑" && d.State != StateUnpromoted {
@@ -604,9 +606,9 @@ func TestReaderSeesNewHistory(t *testing.T) {
 	}
 	var last string
 	for i, task := range []string{"C", "D"} {
-		cp, _ := os.ReadFile(r.WorkPath(ckptsync.CheckpointFile))
+		cp, _ := os.ReadFile(r.WorkPath(checkpoint.File))
 		f.clock = f.clock.Add(time.Minute)
-		res, err := f.svc.Write(r, ckptsync.CheckpointFile, []byte(strings.Replace(string(cp), "Task "+"BC"[i:i+1], "Task "+task, 1)), ckptsync.CommitOptions{Trigger: "write"})
+		res, err := f.svc.Write(r, checkpoint.File, []byte(strings.Replace(string(cp), "Task "+"BC"[i:i+1], "Task "+task, 1)), checkpoint.CommitOptions{Trigger: checkpoint.TriggerWrite})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -653,11 +655,11 @@ func TestBlameTrailersAgree(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			files[ckptsync.CheckpointFile] = six(bodies)
+			files[checkpoint.File] = six(bodies)
 			if _, _, err := r.Commit(repo.CommitRequest{Files: files, Message: fmt.Sprintf("by hand %d\n", i)}); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(r.WorkPath(ckptsync.CheckpointFile), six(bodies), 0o644); err != nil {
+			if err := os.WriteFile(r.WorkPath(checkpoint.File), six(bodies), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			continue

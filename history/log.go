@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/repo"
 	"github.com/ckpt-dev/ckpt/sections"
 )
@@ -45,7 +46,10 @@ func (c Commit) Provenance(section string) Provenance {
 }
 
 // Triggers a commit may carry; "full" in a query also matches any full checkpoint.
-var knownTrailers = map[string]bool{"ckpt-session": true, "ckpt-trigger": true, "ckpt-sections": true, "ckpt-mode": true}
+var knownTrailers = map[string]bool{
+	strings.ToLower(checkpoint.KeySession): true, strings.ToLower(checkpoint.KeyTrigger): true,
+	strings.ToLower(checkpoint.KeySections): true, strings.ToLower(checkpoint.KeyMode): true,
+}
 
 func toCommit(session string, ci repo.CommitInfo) Commit {
 	c := Commit{
@@ -53,14 +57,14 @@ func toCommit(session string, ci repo.CommitInfo) Commit {
 		Hash:     ci.Hash.String(),
 		Short:    repo.ShortHash(ci.Hash),
 		Time:     ci.When,
-		Trigger:  ci.Trailer("Ckpt-Trigger"),
+		Trigger:  ci.Trailer(checkpoint.KeyTrigger),
 		Subject:  ci.Subject,
 		Message:  ci.Message,
 		Sections: []string{},
 		Parents:  make([]string, 0, len(ci.Parents)),
 	}
-	c.Full = c.Trigger == "full" || ci.Trailer("Ckpt-Mode") == "full"
-	for _, s := range strings.Split(ci.Trailer("Ckpt-Sections"), ",") {
+	c.Full = c.Trigger == string(checkpoint.TriggerFull) || ci.Trailer(checkpoint.KeyMode) == string(checkpoint.TriggerFull)
+	for _, s := range strings.Split(ci.Trailer(checkpoint.KeySections), ",") {
 		if s = strings.TrimSpace(s); s != "" {
 			c.Sections = append(c.Sections, s)
 		}

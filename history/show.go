@@ -3,9 +3,9 @@ package history
 import (
 	"errors"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/repo"
 	"github.com/ckpt-dev/ckpt/sections"
-	ckptsync "github.com/ckpt-dev/ckpt/sync"
 )
 
 // Shown is a file, or one section of it, at a revision.
@@ -23,7 +23,7 @@ type Shown struct {
 // against the file itself (a section a person added by hand).
 func (h *Reader) Show(session, rev, file, section string) (Shown, error) {
 	if file == "" {
-		file = ckptsync.CheckpointFile
+		file = checkpoint.File
 	}
 	out := Shown{File: file}
 	err := h.with(session, func(src *source) error {
@@ -62,7 +62,7 @@ func (h *Reader) Show(session, rev, file, section string) (Shown, error) {
 // findSection finds a section query in doc (file at commit h): through the template first
 // (so numbers work), then in the document itself (a section added by hand). A query that
 // neither knows is the template's error: a mistyped query.
-func findSection(t *ckptsync.Template, doc *sections.Document, query, file string, h repo.Hash) (*sections.Section, error) {
+func findSection(t *checkpoint.Template, doc *sections.Document, query, file string, h repo.Hash) (*sections.Section, error) {
 	id, terr := sectionOf(t, query)
 	if terr == nil {
 		if s := doc.Section(id); s != nil {
@@ -115,7 +115,7 @@ type DiffResult struct {
 // Diff compares a file between two revisions, section by section.
 func (h *Reader) Diff(session string, q DiffQuery) (DiffResult, error) {
 	if q.File == "" {
-		q.File = ckptsync.CheckpointFile
+		q.File = checkpoint.File
 	}
 	out := DiffResult{Session: session, File: q.File, Changes: []Change{}}
 	err := h.with(session, func(src *source) error {

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/repo"
 	ckptsync "github.com/ckpt-dev/ckpt/sync"
 )
@@ -138,7 +139,9 @@ func (s *source) fileBlob(h repo.Hash, name string) (repo.Hash, error) {
 }
 
 // pendingNotes counts the entries waiting in notes.md.
-func (s *source) pendingNotes(svc *ckptsync.Service) (int, error) { return svc.PendingNotes(s.r) }
+func (s *source) pendingNotes(svc *checkpoint.Service) (int, error) {
+	return ckptsync.New(svc).PendingNotes(s.r)
+}
 
 // rejected lists the rejected writes, newest first: ref name (rejected/N) and commit.
 func (s *source) rejected() ([]repo.RefInfo, error) { return s.r.Rejected() }

@@ -38,3 +38,22 @@ func (b *Breaker) Record(ok bool, errText string, threshold int, now time.Time) 
 
 // Reset closes the breaker and forgets its failures.
 func (b *Breaker) Reset() { *b = Breaker{} }
+
+// BreakerReport is a session's breaker as ckpt status and ckpt breaker status show it.
+type BreakerReport struct {
+	Session   string `json:"session"`
+	Open      bool   `json:"open"`
+	Failures  int    `json:"failures"`
+	Reason    string `json:"reason,omitempty"`
+	OpenedAt  string `json:"opened_at,omitempty"`
+	LastError string `json:"last_error,omitempty"`
+}
+
+// Report is b as the breaker of session shows it.
+func (b Breaker) Report(session string) BreakerReport {
+	r := BreakerReport{Session: session, Open: b.Open, Failures: b.Failures, Reason: b.Reason, LastError: b.LastError}
+	if !b.OpenedAt.IsZero() {
+		r.OpenedAt = b.OpenedAt.UTC().Format(time.RFC3339)
+	}
+	return r
+}

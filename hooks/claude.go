@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/ckpt-dev/ckpt/repo"
 )
 
 // claudeEvents are the Claude Code events ckpt hooks into. SessionStart has no source
@@ -267,7 +269,7 @@ func (s *settings) write() error {
 	if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
 		return fmt.Errorf("%s: %w", filepath.Dir(s.path), err)
 	}
-	return writeFileAtomic(s.path, buf.Bytes(), s.mode)
+	return repo.WriteFileAtomic(s.path, buf.Bytes(), s.mode, true)
 }
 
 // jsonObject is a JSON object that keeps its members in their order (and duplicates, if

@@ -122,11 +122,14 @@ func (c systemCrontab) Write(content string) error {
 	return nil
 }
 
+// errText is the first line of what a command said on standard error, else its error's.
 func errText(err error, stderr string) string {
-	if s := strings.TrimSpace(stderr); s != "" {
-		return firstLine(s)
+	s := strings.TrimSpace(stderr)
+	if s == "" {
+		s = err.Error()
 	}
-	return err.Error()
+	l, _, _ := strings.Cut(s, "\n")
+	return l
 }
 
 // cronLineMarker returns the marker of a ckpt line, or "" for any other line.

@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/ckpt-dev/ckpt/repo"
 )
 
 // gitHooks are the hooks ckpt installs, in the order status reports them.
@@ -47,11 +49,7 @@ func GitHooksDir(repoDir string) (string, error) {
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		msg := strings.TrimSpace(stderr.String())
-		if msg == "" {
-			msg = err.Error()
-		}
-		return "", fmt.Errorf("%s: git rev-parse --git-path hooks: %s", repoDir, firstLine(msg))
+		return "", fmt.Errorf("%s: git rev-parse --git-path hooks: %s", repoDir, errText(err, stderr.String()))
 	}
 	dir := strings.TrimRight(string(out), "\r\n")
 	if dir == "" {
@@ -185,7 +183,12 @@ func installHook(dir, hook string) (GitHookStatus, error) {
 	// When no hook is there but an original is kept (an install interrupted after the
 	// move, or our script deleted by hand), chaining it again is what the install had
 	// promised.
-	if err := writeFileAtomic(path, script, 0o755); err != nil {
+	if err := repo.WriteFileAtomic(path, script, 0o755, true); err != nil {
+		return GitHookStatus{}, fmt.Errorf("%s: %w", path, err)
+	}
+	// A script of ours that lost its x bits keeps its mode through the write: git would
+	// skip it.
+	if err := os.Chmod(path, 0o755); err != nil {
 		return GitHookStatus{}, err
 	}
 	return hookStatus(hook, path, true, origExists), nil
@@ -344,11 +347,4 @@ func regularExists(path string) (bool, error) {
 		return false, fmt.Errorf("%s: %w: kept original is not a regular file", path, ErrForeignHook)
 	}
 	return true, nil
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }

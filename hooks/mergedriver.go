@@ -68,7 +68,7 @@ func gitOut(dir string, args ...string) (string, error) {
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return "", fmt.Errorf("%s: git %s: %s", dir, strings.Join(args, " "), firstLine(errText(err, stderr.String())))
+		return "", fmt.Errorf("%s: git %s: %s", dir, strings.Join(args, " "), errText(err, stderr.String()))
 	}
 	return strings.TrimRight(string(out), "\r\n"), nil
 }

@@ -99,7 +99,7 @@ func ReadReceipts(home string, n int) ([]Receipt, error) {
 			if !json.Valid(l) && bytes.HasPrefix(l, []byte(`{"time":`)) {
 				continue
 			}
-			return nil, fmt.Errorf("%s: line %q: %w", path, firstLine(string(l)), err)
+			return nil, fmt.Errorf("%s: line %q: %w", path, l, err)
 		}
 		out = append(out, r)
 	}

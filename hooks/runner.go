@@ -10,26 +10,28 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/internal/failpoint"
+	"github.com/ckpt-dev/ckpt/internal/trailer"
 	"github.com/ckpt-dev/ckpt/repo"
-	"github.com/ckpt-dev/ckpt/sections"
 	ckptsync "github.com/ckpt-dev/ckpt/sync"
 )
 
 // Runner runs the checkpoints that triggers decide: git hooks, agent hooks and cron ticks.
 // Every checkpoint it runs feeds the session's circuit breaker and leaves a receipt.
 type Runner struct {
-	Svc *ckptsync.Service
+	CP   *checkpoint.Service
+	Sync *ckptsync.Service
 	// Now is the clock of receipts and state.
 	Now func() time.Time
 }
 
-// NewRunner returns a Runner over a sync service.
-func NewRunner(svc *ckptsync.Service) *Runner {
-	return &Runner{Svc: svc, Now: svc.Store.Opts.Now}
+// NewRunner returns a Runner that syncs with sy and commits through cp.
+func NewRunner(cp *checkpoint.Service, sy *ckptsync.Service) *Runner {
+	return &Runner{CP: cp, Sync: sy, Now: cp.Store.Opts.Now}
 }
 
-func (rn *Runner) home() string { return rn.Svc.Store.Home }
+func (rn *Runner) home() string { return rn.CP.Store.Home }
 
 // Outcome is what happened to one session.
 type Outcome struct {
@@ -73,20 +75,20 @@ func (rn *Runner) Bind(r *repo.Repo, bound, transcript string) error {
 
 // checkpoint runs one sparse or full sync of a session, then updates its state: the
 // breaker (a failure counts, a busy session does not), the observation, a receipt.
-func (rn *Runner) checkpoint(id string, s *SessionState, action Action, reason, trigger string) Outcome {
+func (rn *Runner) checkpoint(id string, s *SessionState, action Action, reason string, trigger checkpoint.Trigger) Outcome {
 	out := Outcome{Session: id, Action: action, Reason: reason, Time: rn.Now()}
 	start := time.Now()
 	commit, warnings, err := rn.sync(id, s, action, trigger)
 	out.Warnings = warnings
-	threshold := rn.Svc.Config.BreakerFailures()
-	var rej *ckptsync.RejectedError
+	threshold := rn.CP.Config.BreakerFailures()
+	var rej *checkpoint.RejectedError
 	switch {
 	case errors.Is(err, repo.ErrBusy):
 		out.Result, out.Error = "busy", err.Error()
 	case errors.As(err, &rej):
 		out.Result, out.Error = "rejected", err.Error()
 		for _, f := range rej.Findings {
-			out.Findings = append(out.Findings, fmt.Sprintf("%s:%d: %s: %s", ckptsync.CheckpointFile, f.Line, f.Severity, f.Message))
+			out.Findings = append(out.Findings, fmt.Sprintf("%s:%d: %s: %s", checkpoint.File, f.Line, f.Severity, f.Message))
 		}
 		out.Tripped = s.Breaker.Record(false, err.Error(), threshold, out.Time)
 	case err != nil:
@@ -102,10 +104,10 @@ func (rn *Runner) checkpoint(id string, s *SessionState, action Action, reason, 
 			s.Recorded(action, obs, out.Time)
 		}
 	}
-	rec := Receipt{Time: out.Time, Session: id, Action: string(action), Result: out.Result, Trigger: trigger, Error: out.Error, DurationMS: float64(time.Since(start).Microseconds()) / 1000}
+	rec := Receipt{Time: out.Time, Session: id, Action: string(action), Result: out.Result, Trigger: string(trigger), Error: out.Error, DurationMS: float64(time.Since(start).Microseconds()) / 1000}
 	_ = AppendReceipt(rn.home(), rec)
 	if out.Tripped {
-		_ = AppendReceipt(rn.home(), Receipt{Time: out.Time, Session: id, Action: "breaker-open", Result: "open", Trigger: trigger, Error: s.Breaker.Reason})
+		_ = AppendReceipt(rn.home(), Receipt{Time: out.Time, Session: id, Action: "breaker-open", Result: "open", Trigger: string(trigger), Error: s.Breaker.Reason})
 	}
 	return out
 }
@@ -114,7 +116,7 @@ func (rn *Runner) checkpoint(id string, s *SessionState, action Action, reason, 
 // The remembered transcript is the agent's file: gone, or a device, a FIFO or a directory,
 // it costs the checkpoint its delta (a warning), never the checkpoint, so Stop hooks and
 // ticks keep committing and the breaker does not count it.
-func (rn *Runner) sync(id string, s *SessionState, action Action, trigger string) (string, []string, error) {
+func (rn *Runner) sync(id string, s *SessionState, action Action, trigger checkpoint.Trigger) (string, []string, error) {
 	if err := failpoint.Check("hook-checkpoint"); err != nil {
 		return "", nil, err
 	}
@@ -122,7 +124,7 @@ func (rn *Runner) sync(id string, s *SessionState, action Action, trigger string
 	if err != nil {
 		return "", nil, err
 	}
-	r, err := rn.Svc.Store.Open(sid)
+	r, err := rn.CP.Store.Open(sid)
 	if err != nil {
 		return "", nil, err
 	}
@@ -133,7 +135,7 @@ func (rn *Runner) sync(id string, s *SessionState, action Action, trigger string
 	if action == ActionFull {
 		mode = ckptsync.Full
 	}
-	rep, err := rn.Svc.Sync(r, ckptsync.Options{Mode: mode, Transcript: s.Transcript, Trigger: trigger})
+	rep, err := rn.Sync.Sync(r, ckptsync.Options{Mode: mode, Transcript: s.Transcript, Trigger: trigger})
 	if err != nil {
 		return "", nil, err
 	}
@@ -151,11 +153,11 @@ func (rn *Runner) Tick() (outs []Outcome, ran bool, err error) {
 		return nil, false, err
 	}
 	defer unlock()
-	ids, err := rn.Svc.Store.SessionIDs()
+	ids, err := rn.CP.Store.SessionIDs()
 	if err != nil {
 		return nil, true, err
 	}
-	cfg := rn.Svc.Config
+	cfg := rn.CP.Config
 	st, err := LoadState(rn.home())
 	if err != nil {
 		return nil, true, err
@@ -166,7 +168,7 @@ func (rn *Runner) Tick() (outs []Outcome, ran bool, err error) {
 	for _, id := range ids {
 		s := st.Session(string(id))
 		if s.WorkDir == "" {
-			s.WorkDir = rn.Svc.Store.SessionDir(id)
+			s.WorkDir = rn.CP.Store.SessionDir(id)
 		}
 		obs, err := ObserveSession(s.WorkDir, s.Transcript)
 		if err != nil {
@@ -177,7 +179,7 @@ func (rn *Runner) Tick() (outs []Outcome, ran bool, err error) {
 		if action == ActionNone {
 			continue
 		}
-		outs = append(outs, rn.checkpoint(string(id), s, action, reason, "cron"))
+		outs = append(outs, rn.checkpoint(string(id), s, action, reason, checkpoint.TriggerCron))
 		updated[string(id)] = s
 	}
 	return outs, true, rn.saveSessions(updated)
@@ -213,7 +215,7 @@ func (rn *Runner) PreCommit(workTree string) ([]Outcome, error) {
 		return nil, err
 	}
 	var outs []Outcome
-	cfg := rn.Svc.Config
+	cfg := rn.CP.Config
 	updated := map[string]*SessionState{}
 	for _, id := range ids {
 		s := st.Session(id)
@@ -226,14 +228,11 @@ func (rn *Runner) PreCommit(workTree string) ([]Outcome, error) {
 		if action == ActionNone {
 			continue
 		}
-		outs = append(outs, rn.checkpoint(id, s, action, reason, "hook"))
+		outs = append(outs, rn.checkpoint(id, s, action, reason, checkpoint.TriggerHook))
 		updated[id] = s
 	}
 	return outs, rn.saveSessions(updated)
 }
-
-// CheckpointTrailer is the trailer prepare-commit-msg adds: Ckpt-Checkpoint: <session>@<hash>.
-const CheckpointTrailer = "Ckpt-Checkpoint"
 
 // PrepareCommitMsg is the git prepare-commit-msg hook: it links the code commit to the
 // current checkpoint of every session bound to workTree, one trailer per session, without
@@ -255,7 +254,7 @@ func (rn *Runner) PrepareCommitMsg(workTree, msgFile string) error {
 		if err != nil {
 			continue
 		}
-		h, err := rn.Svc.Store.HeadOf(sid)
+		h, err := rn.CP.Store.HeadOf(sid)
 		if err != nil || h == repo.ZeroHash {
 			continue
 		}
@@ -264,7 +263,7 @@ func (rn *Runner) PrepareCommitMsg(workTree, msgFile string) error {
 	if len(trailers) == 0 {
 		return nil
 	}
-	if MessageEmpty(string(b)) {
+	if trailer.MessageEmpty(string(b)) {
 		// The editor has yet to run: a trailer now would make an aborted, empty commit a
 		// commit whose message is the trailer. commit-msg adds them to what was written.
 		return os.WriteFile(pending, []byte(strings.Join(trailers, "\n")+"\n"), 0o644)
@@ -294,7 +293,7 @@ func (rn *Runner) CommitMsg(msgFile string) error {
 func addTrailers(msgFile string, b []byte, values []string) error {
 	msg := string(b)
 	for _, v := range values {
-		msg = AddTrailer(msg, CheckpointTrailer, v)
+		msg = trailer.Add(msg, checkpoint.KeyCheckpoint, v)
 	}
 	if msg == string(b) {
 		return nil
@@ -360,12 +359,12 @@ type ClaudeResult struct {
 func (rn *Runner) Claude(event string, p ClaudePayload, tmpl, workTree string) (ClaudeResult, error) {
 	id := ClaudeSessionID(p.SessionID)
 	res := ClaudeResult{Session: string(id)}
-	r, err := rn.Svc.Store.Open(id)
+	r, err := rn.CP.Store.Open(id)
 	if errors.Is(err, repo.ErrNotFound) {
 		if err := os.MkdirAll(rn.home(), repo.DirPerm); err != nil {
 			return res, err
 		}
-		r, _, err = rn.Svc.InitSession(id, tmpl, "", map[string]string{"agent": "claude-code"})
+		r, _, err = rn.CP.InitSession(id, tmpl, "", map[string]string{"agent": "claude-code"})
 		res.Created = true
 	}
 	if err != nil {
@@ -384,7 +383,7 @@ func (rn *Runner) Claude(event string, p ClaudePayload, tmpl, workTree string) (
 		if p.Source != "compact" && p.Source != "resume" {
 			return res, nil
 		}
-		b, err := os.ReadFile(r.WorkPath(ckptsync.CheckpointFile))
+		b, err := os.ReadFile(r.WorkPath(checkpoint.File))
 		if err != nil {
 			return res, err
 		}
@@ -402,7 +401,7 @@ func (rn *Runner) Claude(event string, p ClaudePayload, tmpl, workTree string) (
 	if action == ActionFull && s.Breaker.Open {
 		action, reason = ActionSparse, event+" hook; breaker open, full sync skipped: "+s.Breaker.Reason
 	}
-	out := rn.checkpoint(string(id), s, action, reason, "hook")
+	out := rn.checkpoint(string(id), s, action, reason, checkpoint.TriggerHook)
 	res.Outcome = &out
 	return res, rn.saveSessions(map[string]*SessionState{string(id): s})
 }
@@ -419,19 +418,5 @@ func (rn *Runner) Reset(id string) (Breaker, error) {
 	if err != nil {
 		return before, err
 	}
-	return before, AppendReceipt(rn.home(), Receipt{Time: rn.Now(), Session: id, Action: "breaker-reset", Result: "closed", Trigger: "manual"})
-}
-
-// FindingsOf returns the check messages of a session's checkpoint as it is on disk.
-func (rn *Runner) FindingsOf(r *repo.Repo) ([]sections.Finding, error) {
-	t, err := rn.Svc.LoadTemplate(r.Template())
-	if err != nil {
-		return nil, err
-	}
-	b, err := os.ReadFile(r.WorkPath(ckptsync.CheckpointFile))
-	if err != nil {
-		return nil, err
-	}
-	_, fs := rn.Svc.Check(t, b, ckptsync.CheckOptions{})
-	return fs, nil
+	return before, AppendReceipt(rn.home(), Receipt{Time: rn.Now(), Session: id, Action: "breaker-reset", Result: "closed", Trigger: string(checkpoint.TriggerManual)})
 }

@@ -191,7 +191,7 @@ func update(home string, ids []string, fn func(*State) error) error {
 		if bytes.Equal(data, raw[id]) {
 			continue
 		}
-		if err := writeFileAtomic(SessionStatePath(home, id), data, repo.FilePerm); err != nil {
+		if err := repo.WriteFileAtomic(SessionStatePath(home, id), data, repo.FilePerm, true); err != nil {
 			return err
 		}
 		if s.Bound != oldBound[id] {
@@ -240,7 +240,7 @@ func updateBound(home string, old, changed map[string]string) error {
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(boundPath(home), append(data, '\n'), repo.FilePerm); err != nil {
+	if err := repo.WriteFileAtomic(boundPath(home), append(data, '\n'), repo.FilePerm, true); err != nil {
 		return err
 	}
 	// The same list as plain lines, for the git hook scripts to grep before starting ckpt.
@@ -261,7 +261,7 @@ func updateBound(home string, old, changed map[string]string) error {
 	for _, k := range keys {
 		txt.WriteString(k + "\n")
 	}
-	return writeFileAtomic(boundTextPath(home), txt.Bytes(), repo.FilePerm)
+	return repo.WriteFileAtomic(boundTextPath(home), txt.Bytes(), repo.FilePerm, true)
 }
 
 // boundTextPath lists the bound work trees one per line (see GitHookScript).

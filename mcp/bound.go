@@ -9,9 +9,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/ckpt-dev/ckpt/history"
+	"github.com/ckpt-dev/ckpt/knowledge"
 	"github.com/ckpt-dev/ckpt/repo"
 	"github.com/ckpt-dev/ckpt/search"
-	ckptsync "github.com/ckpt-dev/ckpt/sync"
 )
 
 // maxBytes is about what one result may carry: some 4,000 tokens, so that an agent that
@@ -141,7 +141,7 @@ func toolError(err error) error {
 		msg += "; a session's files are checkpoint.md, notes.md and checkpoint-<topic>.md"
 	case errors.Is(err, repo.ErrBusy):
 		msg += "; a checkpoint is being written, try again in a moment"
-	case errors.Is(err, ckptsync.ErrNoEntry):
+	case errors.Is(err, knowledge.ErrNoEntry):
 	}
 	return errors.New(msg)
 }

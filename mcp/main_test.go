@@ -13,6 +13,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/repo"
 	ckptsync "github.com/ckpt-dev/ckpt/sync"
 )
@@ -45,7 +46,7 @@ func testMain(m *testing.M) int {
 type fixture struct {
 	t     testing.TB
 	home  string
-	svc   *ckptsync.Service
+	svc   *checkpoint.Service
 	clock time.Time
 	// c are alpha's commits: init, three writes, a full sync, a write.
 	c []string
@@ -60,7 +61,7 @@ func newFixture(t testing.TB) *fixture {
 	opts.Fsync = false
 	opts.Now = func() time.Time { return f.clock }
 	opts.Author = repo.Signature{Name: "ckpt test", Email: "test@example.com"}
-	f.svc = ckptsync.New(repo.NewStore(f.home, opts), nil)
+	f.svc = checkpoint.New(repo.NewStore(f.home, opts), nil)
 	return f
 }
 
@@ -76,7 +77,7 @@ func (f *fixture) session(id, template string) *repo.Repo {
 func (f *fixture) write(r *repo.Repo, content []byte) string {
 	f.t.Helper()
 	f.clock = f.clock.Add(time.Minute)
-	res, err := f.svc.Write(r, ckptsync.CheckpointFile, content, ckptsync.CommitOptions{Trigger: "write"})
+	res, err := f.svc.Write(r, checkpoint.File, content, checkpoint.CommitOptions{Trigger: checkpoint.TriggerWrite})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -85,7 +86,7 @@ func (f *fixture) write(r *repo.Repo, content []byte) string {
 
 func (f *fixture) appendNotes(r *repo.Repo, text string) {
 	f.t.Helper()
-	p := r.WorkPath(ckptsync.NotesFile)
+	p := r.WorkPath(checkpoint.NotesFile)
 	b, err := os.ReadFile(p)
 	if err != nil {
 		f.t.Fatal(err)
@@ -98,7 +99,7 @@ func (f *fixture) appendNotes(r *repo.Repo, text string) {
 func (f *fixture) sync(r *repo.Repo) string {
 	f.t.Helper()
 	f.clock = f.clock.Add(time.Minute)
-	rep, err := f.svc.Sync(r, ckptsync.Options{Mode: ckptsync.Full})
+	rep, err := ckptsync.New(f.svc).Sync(r, ckptsync.Options{Mode: ckptsync.Full})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -137,7 +138,7 @@ func store(t testing.TB) *fixture {
 	f.c = append(f.c, f.write(r, six(map[string]string{"🎯": "Task A", "📋": "- [ ] one\n- [ ] two", "🔑": "- D1: use xxhash\n- D2: keep notes append-only"})))
 	f.appendNotes(r, "- [decision] D3: blame walks first parents\n")
 	f.c = append(f.c, f.sync(r))
-	cp, err := os.ReadFile(r.WorkPath(ckptsync.CheckpointFile))
+	cp, err := os.ReadFile(r.WorkPath(checkpoint.File))
 	if err != nil {
 		t.Fatal(err)
 	}

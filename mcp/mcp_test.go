@@ -21,8 +21,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/mcp"
-	ckptsync "github.com/ckpt-dev/ckpt/sync"
 )
 
 var readTools = []string{"ckpt_blame", "ckpt_decisions", "ckpt_diff", "ckpt_log", "ckpt_search", "ckpt_sessions", "ckpt_show"}
@@ -505,10 +505,10 @@ func TestNote(t *testing.T) {
 	f.appendNotes(r, "- [note] written by the agent")
 	var out mcp.NoteOut
 	mustCall(t, cs, "ckpt_note", map[string]any{"session": "alpha", "tag": "decision", "text": "D4: recall goes through MCP\nso the agent can ask\x07 itself"}, &out)
-	if out.Entry != "- [decision] D4: recall goes through MCP\n  so the agent can ask  itself" || out.File != r.WorkPath(ckptsync.NotesFile) {
+	if out.Entry != "- [decision] D4: recall goes through MCP\n  so the agent can ask  itself" || out.File != r.WorkPath(checkpoint.NotesFile) {
 		t.Fatalf("note %+v", out)
 	}
-	notes, err := os.ReadFile(r.WorkPath(ckptsync.NotesFile))
+	notes, err := os.ReadFile(r.WorkPath(checkpoint.NotesFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -520,7 +520,7 @@ func TestNote(t *testing.T) {
 	}
 	// The next full sync routes it like any other note.
 	f.sync(r)
-	cp, err := os.ReadFile(r.WorkPath(ckptsync.CheckpointFile))
+	cp, err := os.ReadFile(r.WorkPath(checkpoint.File))
 	if err != nil || !bytes.Contains(cp, []byte("D4: recall goes through MCP")) {
 		t.Fatalf("the note did not reach the checkpoint: %v\n%s", err, cp)
 	}

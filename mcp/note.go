@@ -10,8 +10,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/repo"
-	ckptsync "github.com/ckpt-dev/ckpt/sync"
 )
 
 type NoteIn struct {
@@ -44,7 +44,7 @@ func (s *Server) note(_ context.Context, in NoteIn) (NoteOut, error) {
 	if err != nil {
 		return out, err
 	}
-	path := r.WorkPath(ckptsync.NotesFile)
+	path := r.WorkPath(checkpoint.NotesFile)
 	out.File, out.Entry = path, strings.TrimSuffix(entry, "\n")
 	return out, appendEntry(path, entry)
 }

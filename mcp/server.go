@@ -22,9 +22,9 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/history"
 	"github.com/ckpt-dev/ckpt/search"
-	ckptsync "github.com/ckpt-dev/ckpt/sync"
 )
 
 // Options tune the server.
@@ -37,7 +37,7 @@ type Options struct {
 
 // Server answers MCP requests about one store.
 type Server struct {
-	svc     *ckptsync.Service
+	svc     *checkpoint.Service
 	history *history.Reader
 	search  *search.Searcher
 	opts    Options
@@ -49,7 +49,7 @@ Use it to recall what was lost to a compaction: ckpt_show with rev "before-compa
 Sections are named by emoji (🔑), §N, number or heading text. Revisions: a commit hash, HEAD~N, before-compact, or a time such as 2026-04-01T22:00Z. Results are paged: pass next_cursor back as cursor.`
 
 // New returns a server over the store of svc.
-func New(svc *ckptsync.Service, opts Options) *Server {
+func New(svc *checkpoint.Service, opts Options) *Server {
 	if opts.Version == "" {
 		opts.Version = "(devel)"
 	}

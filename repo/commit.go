@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/ckpt-dev/ckpt/internal/hint"
 )
 
 // CommitRequest is one commit: the complete new set of files (the tree is exactly these
@@ -109,7 +111,7 @@ func (r *Repo) Prepare(req CommitRequest) (*Prepared, error) {
 	// A parent the repository lacks would make a commit git cannot walk past.
 	for _, p := range parents {
 		if p != r.known.commit && !r.isCommit(p) {
-			return nil, fmt.Errorf("%s: %w: %s is not a commit this repository holds; nothing committed\nhint: ckpt doctor -s %s checks the repository", r.ID, ErrMissingParent, p, r.ID)
+			return nil, hint.New(fmt.Errorf("%s: %w: %s is not a commit this repository holds; nothing committed", r.ID, ErrMissingParent, p), "ckpt doctor -s %s checks the repository", r.ID)
 		}
 	}
 	entries := make([]treeEntry, 0, len(req.Files))

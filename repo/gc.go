@@ -8,8 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -22,223 +22,77 @@ import (
 // ErrMergePending refuses to rewrite history while a merge is pending (MERGE_HEAD).
 var ErrMergePending = errors.New("a merge is pending")
 
-// SquashOptions say which history gc may rewrite.
-type SquashOptions struct {
-	// OlderThan: only sparse checkpoints committed before this time are squashed.
-	OlderThan time.Time
-	// Pushed are commits a remote has; their history is left alone unless Force.
-	Pushed []Hash
-	Force  bool
-	// DryRun reports what would be squashed without writing anything.
-	DryRun bool
-	// PruneBefore: the repack that follows deletes unreachable objects whose file is older
-	// than this (zero: DefaultPruneAge ago). Judged by the wall clock, as file times are.
-	PruneBefore time.Time
+// Recommit is one commit of a rewritten first-parent history: it keeps the tree, author,
+// committer and second parents of From, and takes Message.
+type Recommit struct {
+	From    Hash
+	Message string
 }
 
-// SquashRun is one run of consecutive sparse checkpoints squashed into one commit.
-type SquashRun struct {
-	First, Last Hash
-	Count       int
-	From, To    time.Time
-}
-
-// SquashReport says what gc did.
-type SquashReport struct {
-	Before, After Hash
-	Runs          []SquashRun
-	// Rewritten is the number of commits recreated (squashed runs and the commits after
-	// them, which get new parents).
-	Rewritten int
-	// RewrotePushed is true when Force let gc rewrite history a remote has.
-	RewrotePushed bool
-	// Kept is the number of commits gc could not touch because a remote has them.
-	Kept int
-	// Repack is what the repack after the squash did.
-	Repack RepackReport
-}
-
-// Squash rewrites the first-parent history of main so that each run of two or more
-// consecutive sparse checkpoints older than o.OlderThan becomes one commit (the last one's
-// files, the run's sections and times in its message). Full, manual, merge and every other
-// checkpoint is kept, with new parents. History a remote has (reachable from o.Pushed) is
-// kept as it is unless o.Force. It refuses while a merge is pending: the merge commit would
-// join history gc just rewrote. Nothing is deleted here; Repack does that. The caller holds
+// RewriteMain rewrites main's first-parent history, as gc's squash needs. plan is given that
+// history, oldest first, and returns the index start of the first commit it changes and the
+// commits that replace it and everything after it, in order: each one is the first parent of
+// the next, and the first one's is the commit before start (none when start is 0). A start
+// below 0 changes nothing. main moves from its head to the last one by compare-and-swap,
+// with reason in the reflog; the old commits stay reachable through the reflog, and
+// nothing is deleted (Repack does that). It returns main before and after. The caller holds
 // the exclusive lock.
-func (r *Repo) Squash(o SquashOptions) (SquashReport, error) {
-	var rep SquashReport
+func (r *Repo) RewriteMain(reason string, plan func(chain []CommitInfo) (start int, commits []Recommit, err error)) (before, after Hash, err error) {
 	// A pack a killed git left without index stops every read; index it first.
 	_, _ = r.indexOrphanPacks()
 	head, err := r.Head()
 	if err != nil || head == ZeroHash {
-		return rep, err
+		return head, head, err
 	}
-	if !o.OlderThan.IsZero() {
-		mh, err := r.MergeHead()
-		if err != nil {
-			return rep, err
-		}
-		if mh != ZeroHash {
-			return rep, fmt.Errorf("%w (MERGE_HEAD %s); gc does not squash during a merge\nhint: resolve it and run ckpt commit -s %s, then gc again", ErrMergePending, short(mh), r.ID)
-		}
+	var chain []CommitInfo // oldest first
+	if err := r.Log(head, func(ci CommitInfo) bool { chain = append(chain, ci); return true }); err != nil {
+		return head, head, err
 	}
-	rep.Before, rep.After = head, head
+	slices.Reverse(chain)
+	start, commits, err := plan(chain)
+	if err != nil || start < 0 || len(commits) == 0 {
+		return head, head, err
+	}
+	if start >= len(chain) {
+		return head, head, fmt.Errorf("rewrite %s: start %d beyond %d commits", r.GitDir, start, len(chain))
+	}
 	g := r.reader()
-	var chain []*object.Commit // oldest first
-	for h := head; h != ZeroHash; {
-		c, err := g.commit(h)
-		if err != nil {
-			return rep, err
-		}
-		chain = append(chain, c)
-		if len(c.ParentHashes) == 0 {
-			break
-		}
-		h = c.ParentHashes[0]
-	}
-	for i, j := 0, len(chain)-1; i < j; i, j = i+1, j-1 {
-		chain[i], chain[j] = chain[j], chain[i]
-	}
-	// Commits up to the last one a remote has stay as they are.
-	start := 0
-	if len(o.Pushed) > 0 {
-		pushed := map[Hash]bool{}
-		for _, p := range o.Pushed {
-			if err := r.ancestors(p, pushed); err != nil {
-				return rep, err
-			}
-		}
-		for i, c := range chain {
-			if pushed[c.Hash] {
-				start = i + 1
-			}
-		}
-		if o.Force {
-			rep.RewrotePushed = start > 0
-			start = 0
-		} else {
-			rep.Kept = start
-		}
-	}
-	squashable := func(c *object.Commit) bool {
-		return len(c.ParentHashes) <= 1 && c.Committer.When.Before(o.OlderThan) &&
-			strings.EqualFold(trailerValue(c.Message, "Ckpt-Trigger"), "sparse")
-	}
-	// Plan: groups of chain indexes; a group of more than one commit is squashed.
-	var groups [][]int
-	for i := start; i < len(chain); i++ {
-		if n := len(groups); n > 0 && squashable(chain[i]) {
-			last := groups[n-1]
-			if squashable(chain[last[len(last)-1]]) && last[len(last)-1] == i-1 {
-				groups[n-1] = append(last, i)
-				continue
-			}
-		}
-		groups = append(groups, []int{i})
-	}
-	firstChange := -1
-	for gi, grp := range groups {
-		if len(grp) > 1 {
-			first, last := chain[grp[0]], chain[grp[len(grp)-1]]
-			rep.Runs = append(rep.Runs, SquashRun{First: first.Hash, Last: last.Hash, Count: len(grp), From: first.Committer.When, To: last.Committer.When})
-			if firstChange < 0 {
-				firstChange = gi
-			}
-		}
-	}
-	if firstChange < 0 || o.DryRun {
-		return rep, nil
-	}
 	ow := newObjectWriter(r.GitDir, r.store.Opts.Fsync)
 	parent := ZeroHash
-	if first := groups[firstChange][0]; first > 0 {
-		parent = chain[first-1].Hash
+	if start > 0 {
+		parent = chain[start-1].Hash
 	}
-	for _, grp := range groups[firstChange:] {
-		last := chain[grp[len(grp)-1]]
-		parents := append([]Hash{}, last.ParentHashes...)
+	for _, rc := range commits {
+		c, err := g.commit(rc.From)
+		if err != nil {
+			return head, head, err
+		}
+		parents := slices.Clone(c.ParentHashes)
+		switch {
+		case parent == ZeroHash && len(parents) > 0:
+			parents = parents[1:]
+		case parent != ZeroHash && len(parents) == 0:
+			parents = []Hash{parent}
+		case parent != ZeroHash:
+			parents[0] = parent
+		}
 		if len(parents) == 0 {
 			parents = nil
 		}
-		if parent != ZeroHash {
-			if len(parents) == 0 {
-				parents = []Hash{parent}
-			} else {
-				parents[0] = parent
-			}
-		}
-		msg := last.Message
-		if len(grp) > 1 {
-			msg = squashMessage(chain, grp)
-		}
-		data := encodeCommitSigs(last.TreeHash, parents, last.Author, last.Committer, msg)
-		h, err := ow.write(plumbing.CommitObject, data)
+		h, err := ow.write(plumbing.CommitObject, encodeCommitSigs(c.TreeHash, parents, c.Author, c.Committer, rc.Message))
 		if err != nil {
-			return rep, err
+			return head, head, err
 		}
-		rep.Rewritten += len(grp)
 		parent = h
 	}
 	if err := ow.flush(); err != nil {
-		return rep, err
+		return head, head, err
 	}
-	if err := r.store.updateRef(r.GitDir, refUpdate{name: MainRef, old: head, new: parent, msg: "gc: squash sparse checkpoints"}, r.store.Opts.Author); err != nil {
-		return rep, err
+	if err := r.store.updateRef(r.GitDir, refUpdate{name: MainRef, old: head, new: parent, msg: reason}, r.store.Opts.Author); err != nil {
+		return head, head, err
 	}
-	rep.After = parent
 	r.Reset()
-	return rep, nil
-}
-
-func (r *Repo) ancestors(h Hash, seen map[Hash]bool) error {
-	g := r.reader()
-	stack := []Hash{h}
-	for len(stack) > 0 {
-		x := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if seen[x] || !r.has(x) {
-			continue
-		}
-		seen[x] = true
-		c, err := g.commit(x)
-		if err != nil {
-			return err
-		}
-		stack = append(stack, c.ParentHashes...)
-	}
-	return nil
-}
-
-func trailerValue(msg, key string) string {
-	for _, t := range ParseTrailers(msg) {
-		if strings.EqualFold(t.Key, key) {
-			return t.Value
-		}
-	}
-	return ""
-}
-
-func squashMessage(chain []*object.Commit, grp []int) string {
-	first, last := chain[grp[0]], chain[grp[len(grp)-1]]
-	secs := map[string]bool{}
-	for _, i := range grp {
-		for _, s := range strings.Split(trailerValue(chain[i].Message, "Ckpt-Sections"), ",") {
-			if s = strings.TrimSpace(s); s != "" {
-				secs[s] = true
-			}
-		}
-	}
-	ids := make([]string, 0, len(secs))
-	for s := range secs {
-		ids = append(ids, s)
-	}
-	sort.Strings(ids)
-	var b strings.Builder
-	fmt.Fprintf(&b, "checkpoint(sparse): %d sparse checkpoints squashed (%s to %s)\n\n", len(grp),
-		first.Committer.When.UTC().Format("2006-01-02T15:04Z"), last.Committer.When.UTC().Format("2006-01-02T15:04Z"))
-	fmt.Fprintf(&b, "Ckpt-Session: %s\nCkpt-Trigger: sparse\nCkpt-Sections: %s\nCkpt-Squashed: %s\n",
-		trailerValue(last.Message, "Ckpt-Session"), strings.Join(ids, ","), strconv.Itoa(len(grp)))
-	return b.String()
+	return head, parent, nil
 }
 
 // encodeCommitSigs encodes a commit keeping its original author and committer.

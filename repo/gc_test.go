@@ -1,7 +1,7 @@
 package repo
 
 import (
-	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -188,18 +188,46 @@ func TestWritePackOrder(t *testing.T) {
 	gittest.Fsck(t, r.Dir)
 }
 
-// TestSquashRefusesPendingMerge: nothing is rewritten while MERGE_HEAD is there.
-func TestSquashRefusesPendingMerge(t *testing.T) {
+// TestRewriteMain: the commits a plan gives replace main's history from start on, each
+// keeping its source's tree, the first with the commit before start as parent; main moves by
+// compare-and-swap and the reflog keeps the old head.
+func TestRewriteMain(t *testing.T) {
 	r, hs := threeCommits(t)
-	if err := r.SetMergeHead(hs[1], "merge\n"); err != nil {
+	var seen []Hash
+	before, after, err := r.RewriteMain("test: rewrite", func(chain []CommitInfo) (int, []Recommit, error) {
+		for _, c := range chain {
+			seen = append(seen, c.Hash)
+		}
+		return 1, []Recommit{{From: hs[2], Message: "squashed\n"}}, nil
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
-	_, err := r.Squash(SquashOptions{OlderThan: time.Now().Add(24 * time.Hour)})
-	if !errors.Is(err, ErrMergePending) {
-		t.Fatalf("Squash = %v, want ErrMergePending", err)
+	if fmt.Sprint(seen) != fmt.Sprint(hs) {
+		t.Errorf("plan saw %v, want oldest first %v", seen, hs)
 	}
-	if h := mustHead(t, r); h != hs[2] {
-		t.Errorf("HEAD moved to %s", short(h))
+	if before != hs[2] || after == hs[2] || mustHead(t, r) != after {
+		t.Fatalf("before %s after %s head %s", short(before), short(after), short(mustHead(t, r)))
+	}
+	ci, err := r.CommitInfo(after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ci.Parents) != 1 || ci.Parents[0] != hs[0] || ci.Message != "squashed\n" {
+		t.Errorf("new commit: parents %v, message %q", ci.Parents, ci.Message)
+	}
+	files, _ := r.Files(after)
+	if string(files["checkpoint.md"]) != "2\n" {
+		t.Errorf("new commit holds %q, want the source's tree", files["checkpoint.md"])
+	}
+	if out := gittest.Git(t, r.Dir, "reflog", "-1", "--format=%gs %H"); !strings.HasPrefix(out, "test: rewrite "+after.String()) {
+		t.Errorf("reflog: %q", out)
+	}
+	gittest.Fsck(t, r.Dir)
+
+	// A plan that changes nothing leaves main alone.
+	if b, a, err := r.RewriteMain("none", func([]CommitInfo) (int, []Recommit, error) { return -1, nil, nil }); err != nil || b != after || a != after {
+		t.Errorf("no-op rewrite: %s %s %v", short(b), short(a), err)
 	}
 }
 

@@ -20,6 +20,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/ckpt-dev/ckpt/internal/trailer"
 )
 
 // gitReader reads objects through go-git's storage.
@@ -138,42 +140,11 @@ type CommitInfo struct {
 	Author   Signature
 	Message  string
 	Subject  string
-	Trailers []Trailer
+	Trailers []trailer.Trailer
 }
-
-// Trailer is one `Key: value` line of a commit message's last paragraph.
-type Trailer struct{ Key, Value string }
 
 // Trailer returns the value of the first trailer named key ("" if none).
-func (c CommitInfo) Trailer(key string) string {
-	for _, t := range c.Trailers {
-		if strings.EqualFold(t.Key, key) {
-			return t.Value
-		}
-	}
-	return ""
-}
-
-var trailerLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([A-Za-z][A-Za-z0-9-]*): (.*)$`) })
-
-// ParseTrailers returns the trailers of a commit message: the lines of its last paragraph,
-// when every line there is `Key: value`.
-func ParseTrailers(msg string) []Trailer {
-	msg = strings.TrimRight(msg, "\n")
-	i := strings.LastIndex(msg, "\n\n")
-	if i < 0 {
-		return nil
-	}
-	var out []Trailer
-	for _, l := range strings.Split(msg[i+2:], "\n") {
-		m := trailerLine().FindStringSubmatch(l)
-		if m == nil {
-			return nil
-		}
-		out = append(out, Trailer{m[1], m[2]})
-	}
-	return out
-}
+func (c CommitInfo) Trailer(key string) string { return trailer.Value(c.Trailers, key) }
 
 func infoOf(c *object.Commit) CommitInfo {
 	subject, _, _ := strings.Cut(c.Message, "\n")
@@ -184,7 +155,7 @@ func infoOf(c *object.Commit) CommitInfo {
 		Author:   Signature{c.Author.Name, c.Author.Email},
 		Message:  c.Message,
 		Subject:  subject,
-		Trailers: ParseTrailers(c.Message),
+		Trailers: trailer.Parse(c.Message),
 	}
 }
 

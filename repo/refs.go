@@ -224,20 +224,22 @@ type LostRefError struct {
 
 func (e *LostRefError) Error() string {
 	if e.Entry == nil {
-		return fmt.Sprintf("%s: %s %s and no reflog names a commit; nothing committed\nhint: %s", e.Repo, e.Ref, e.State, e.hint("says what is left"))
+		return fmt.Sprintf("%s: %s %s and no reflog names a commit; nothing committed", e.Repo, e.Ref, e.State)
 	}
-	return fmt.Sprintf("%s: %s %s; the reflog (%s) last points to %s\nhint: %s", e.Repo, e.Ref, e.State, e.Entry.File, e.Entry.New, e.hint("restores it from the reflog"))
+	return fmt.Sprintf("%s: %s %s; the reflog (%s) last points to %s", e.Repo, e.Ref, e.State, e.Entry.File, e.Entry.New)
 }
 
-// hint names ckpt doctor for a session; the knowledge repository is repaired with git.
-func (e *LostRefError) hint(doctor string) string {
-	if e.GitDir != "" {
-		if e.Entry == nil {
-			return "git -C " + e.GitDir + " fsck --lost-found lists commits to restore it to with git update-ref"
-		}
+// Hint names ckpt doctor for a session; the knowledge repository is repaired with git.
+func (e *LostRefError) Hint() string {
+	switch {
+	case e.GitDir != "" && e.Entry == nil:
+		return "git -C " + e.GitDir + " fsck --lost-found lists commits to restore it to with git update-ref"
+	case e.GitDir != "":
 		return "git -C " + e.GitDir + " update-ref " + e.Ref + " " + e.Entry.New.String() + " restores it"
+	case e.Entry == nil:
+		return "ckpt doctor -s " + e.Repo + " says what is left"
 	}
-	return "ckpt doctor -s " + e.Repo + " " + doctor
+	return "ckpt doctor -s " + e.Repo + " restores it from the reflog"
 }
 
 func (e *LostRefError) Unwrap() error { return ErrLostRef }

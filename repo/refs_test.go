@@ -90,8 +90,8 @@ func TestLostMainRef(t *testing.T) {
 			if lost.State != tc.state || lost.Entry == nil || lost.Entry.New != hs[2] {
 				t.Errorf("lost = %+v, entry %+v; want state %q and entry %s", lost, lost.Entry, tc.state, short(hs[2]))
 			}
-			if !strings.Contains(err.Error(), hs[2].String()) || !strings.Contains(err.Error(), "ckpt doctor -s g") {
-				t.Errorf("error %q names neither the entry nor doctor", err)
+			if !strings.Contains(err.Error(), hs[2].String()) || !strings.Contains(lost.Hint(), "ckpt doctor -s g") {
+				t.Errorf("error %q (hint %q) names neither the entry nor doctor", err, lost.Hint())
 			}
 			if _, _, err := r.Commit(CommitRequest{Files: map[string][]byte{"checkpoint.md": []byte("new root?\n")}, Message: "m\n"}); !errors.Is(err, ErrLostRef) {
 				t.Errorf("Commit = %v, want ErrLostRef", err)

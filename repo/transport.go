@@ -18,6 +18,8 @@ import (
 	git "github.com/go-git/go-git/v5"
 	gitcfg "github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/ckpt-dev/ckpt/internal/hint"
 )
 
 // The transport repository (<home>/state/transport.git) is what travels: a bare repository
@@ -116,7 +118,7 @@ func (st *Store) RemoteURL(name string) (string, error) {
 	}
 	u, ok := rs[name]
 	if !ok {
-		return "", fmt.Errorf("%s: %w\nhint: ckpt remote add %s URL", name, ErrNoRemote, name)
+		return "", hint.New(fmt.Errorf("%s: %w", name, ErrNoRemote), "ckpt remote add %s URL", name)
 	}
 	return u, nil
 }
@@ -593,7 +595,7 @@ func (n *GitNetwork) Push(t *Repo, url string, refspecs []string) error {
 	if n.Git != "" {
 		err := n.run(t, append([]string{"push", "--porcelain", url}, refspecs...))
 		if err != nil && (strings.Contains(err.Error(), "[rejected]") || strings.Contains(err.Error(), "non-fast-forward") || strings.Contains(err.Error(), "fetch first")) {
-			return fmt.Errorf("%w\nhint: ckpt pull first, then push again", ErrRejectedPush)
+			return hint.New(ErrRejectedPush, "ckpt pull first, then push again")
 		}
 		return err
 	}
@@ -607,7 +609,7 @@ func (n *GitNetwork) Push(t *Repo, url string, refspecs []string) error {
 		return nil
 	}
 	if err != nil && strings.Contains(err.Error(), "non-fast-forward") {
-		return fmt.Errorf("%w\nhint: ckpt pull first, then push again", ErrRejectedPush)
+		return hint.New(ErrRejectedPush, "ckpt pull first, then push again")
 	}
 	return err
 }

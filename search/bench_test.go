@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/repo"
-	ckptsync "github.com/ckpt-dev/ckpt/sync"
 )
 
-var ckptWrite = ckptsync.CommitOptions{Trigger: "write"}
+var ckptWrite = checkpoint.CommitOptions{Trigger: checkpoint.TriggerWrite}
 
 const (
 	benchSessions = 1000

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/internal/golden"
 	"github.com/ckpt-dev/ckpt/repo"
 	"github.com/ckpt-dev/ckpt/sections"
@@ -20,7 +21,7 @@ import (
 // fixture is a store in a temporary directory with a clock that moves a minute per write,
 // so commit hashes, and with them the golden files, are stable.
 type fixture struct {
-	svc   *ckptsync.Service
+	svc   *checkpoint.Service
 	clock time.Time
 }
 
@@ -36,7 +37,7 @@ func newFixtureIn(t testing.TB, home string) *fixture {
 	opts.LockTimeout = 2 * time.Second
 	opts.Now = func() time.Time { return f.clock }
 	opts.Author = repo.Signature{Name: "ckpt test", Email: "test@example.com"}
-	f.svc = ckptsync.New(repo.NewStore(home, opts), nil)
+	f.svc = checkpoint.New(repo.NewStore(home, opts), nil)
 	return f
 }
 
@@ -55,7 +56,7 @@ func (f *fixture) session(t testing.TB, id, template string) *repo.Repo {
 func (f *fixture) write(t testing.TB, r *repo.Repo, file string, content []byte) repo.Hash {
 	t.Helper()
 	f.clock = f.clock.Add(time.Minute)
-	res, err := f.svc.Write(r, file, content, ckptsync.CommitOptions{Trigger: "write"})
+	res, err := f.svc.Write(r, file, content, checkpoint.CommitOptions{Trigger: checkpoint.TriggerWrite})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +69,7 @@ func (f *fixture) write(t testing.TB, r *repo.Repo, file string, content []byte)
 func (f *fixture) sync(t testing.TB, r *repo.Repo) {
 	t.Helper()
 	f.clock = f.clock.Add(time.Minute)
-	if _, err := f.svc.Sync(r, ckptsync.Options{Mode: ckptsync.Full}); err != nil {
+	if _, err := ckptsync.New(f.svc).Sync(r, ckptsync.Options{Mode: ckptsync.Full}); err != nil {
 		t.Fatal(err)
 	}
 }

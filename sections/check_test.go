@@ -61,7 +61,7 @@ func FuzzCheck(f *testing.F) {
 		d := Parse(doc, Options{})
 		td := Parse(tmpl, Options{Level: d.Level})
 		lines := strings.Count(string(doc), "\n") + 1
-		rules := Rules{Blockquote: "§1", MaxOpen: map[ID]int{"📋": 5}, TaskSection: "§4", TaskIDs: map[string]bool{"T1": true}, Extra: []func(*Document) []Finding{SecretCheck(nil)}}
+		rules := Rules{Blockquote: "§1", MaxOpen: map[ID]int{"📋": 5}, TaskSection: "§4", TaskIDs: map[string]bool{"T1": true}}
 		for _, fd := range Check(d, td, rules) {
 			if fd.Line < 1 || fd.Line > lines+1 {
 				t.Fatalf("finding at line %d of a %d-line document: %v", fd.Line, lines, fd)

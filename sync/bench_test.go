@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
+	"github.com/ckpt-dev/ckpt/delta"
 	"github.com/ckpt-dev/ckpt/sections"
 )
 
@@ -50,8 +52,8 @@ func BenchmarkFullSync200KB1000Notes(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		b.StopTimer()
-		os.WriteFile(r.WorkPath(CheckpointFile), cp, 0o644)
-		os.WriteFile(r.WorkPath(NotesFile), notes, 0o644)
+		os.WriteFile(r.WorkPath(checkpoint.File), cp, 0o644)
+		os.WriteFile(r.WorkPath(checkpoint.NotesFile), notes, 0o644)
 		for _, f := range []string{"checkpoint-decisions.md", "checkpoint-completed.md", "checkpoint-notes.md"} {
 			os.Remove(r.WorkPath(f))
 		}
@@ -68,7 +70,7 @@ func BenchmarkFullSync200KB1000Notes(b *testing.B) {
 
 // BenchmarkMergeFull200KB1000Notes times the pure merge alone, without git.
 func BenchmarkMergeFull200KB1000Notes(b *testing.B) {
-	tt := &Template{Template: mustLoad(b, "six")}
+	tt := &checkpoint.Template{Template: mustLoad(b, "six")}
 	tt.Doc = sections.Parse(tt.Source, sections.Options{})
 	cp := bigSix(200 << 10)
 	notes := benchNotes(1000)
@@ -76,7 +78,7 @@ func BenchmarkMergeFull200KB1000Notes(b *testing.B) {
 	for b.Loop() {
 		doc := tt.Parse(cp)
 		ed := newEditor(doc, "")
-		files := map[string][]byte{NotesFile: notes}
+		files := map[string][]byte{checkpoint.NotesFile: notes}
 		mergeFull(tt, ed, nil, files, nil, nil, nil, tt.Spec.Budgets, "bench", &Report{})
 		_ = doc.Render()
 	}
@@ -105,7 +107,7 @@ func BenchmarkSparseSync50MBTranscript(b *testing.B) {
 	f.Close()
 	// The session has followed the transcript so far: its offset is at the end. (A first
 	// sync would read all 50 MB, and its memory would hide the sparse sync's.)
-	if err := ts.saveDeltaState(r.ID, deltaState{Transcript: path, Offset: int64(written)}); err != nil {
+	if err := delta.SaveState(ts.Store, r.ID, delta.State{Transcript: path, Offset: int64(written)}); err != nil {
 		b.Fatal(err)
 	}
 	runtime.GC()

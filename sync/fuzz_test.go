@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/sections"
 )
 
@@ -16,18 +17,18 @@ func FuzzMergeFull(f *testing.F) {
 	}
 	f.Add(true, []byte("### 🔑 Key Decisions\r\n- a\r\n---"), []byte("- [decision] `x`\n  more\n- [intent] y"))
 	f.Add(false, []byte("## §3 指令（本次会话）\n_仅限本次会话特定的工作风格_\n- D1: x\n- T1 done\n"), []byte("- [rule] D1: x"))
-	templates := map[bool]*Template{}
+	templates := map[bool]*checkpoint.Template{}
 	for _, six := range []bool{true, false} {
 		name := "eleven"
 		if six {
 			name = "six"
 		}
 		tt := mustLoad(f, name)
-		templates[six] = &Template{Template: tt, Doc: sections.Parse(tt.Source, sections.Options{})}
+		templates[six] = &checkpoint.Template{Template: tt, Doc: sections.Parse(tt.Source, sections.Options{})}
 	}
-	f.Fuzz(func(t *testing.T, six bool, checkpoint, notes []byte) {
+	f.Fuzz(func(t *testing.T, six bool, cpb, notes []byte) {
 		tmpl := templates[six]
-		doc := tmpl.Parse(checkpoint)
+		doc := tmpl.Parse(cpb)
 		before := map[sections.ID]string{}
 		for _, s := range doc.Sections {
 			if tmpl.Doc.Section(s.ID) != nil {
@@ -39,7 +40,7 @@ func FuzzMergeFull(f *testing.F) {
 		mem.ed = newEditor(mem.doc, "")
 		mt := mustLoad(t, "memory-en")
 		mem.specs = append(mem.specs, mt.Spec)
-		files := map[string][]byte{NotesFile: notes}
+		files := map[string][]byte{checkpoint.NotesFile: notes}
 		rep := &Report{}
 		entries := mergeFull(tmpl, ed, mem, files, []byte("# Notes\n"), nil, nil, map[string]int{"🔑": 200, "§7": 200, "⚠️": 300}, "fuzz", rep)
 		out := doc.Render()
@@ -55,12 +56,12 @@ func FuzzMergeFull(f *testing.F) {
 				t.Fatalf("heading/directive of %s changed: %q", id, hd)
 			}
 		}
-		files[CheckpointFile] = out
+		files[checkpoint.File] = out
 		for i, e := range entries {
 			if rep.Entries[i].Dest.Status == "dropped" {
 				continue // Sync aborts on these: the checkpoint has no section to take them
 			}
-			for _, lit := range e.Literals() {
+			for _, lit := range e.literals() {
 				if !containsLiteral(tmpl, doc, files, mem, rep.Entries[i].Dest, lit) && !replacesEntry(tmpl, e) {
 					t.Fatalf("literal %q of entry %q lost", lit, e.Raw)
 				}
@@ -71,7 +72,7 @@ func FuzzMergeFull(f *testing.F) {
 
 // replacesEntry reports whether e went to a section that holds one value (a later entry of
 // the same kind may replace it, which a real sync reports as a lost literal and aborts).
-func replacesEntry(t *Template, e Entry) bool {
+func replacesEntry(t *checkpoint.Template, e note) bool {
 	r := (&router{t: t}).route(e)
 	return replaces(r.Role)
 }

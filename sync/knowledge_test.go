@@ -6,38 +6,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/internal/config"
 	"github.com/ckpt-dev/ckpt/internal/gittest"
+	"github.com/ckpt-dev/ckpt/knowledge"
 	"github.com/ckpt-dev/ckpt/sections"
 )
 
 func writeFile(p, s string) error { return os.WriteFile(p, []byte(s), 0o644) }
-
-func TestKnowledgeGraphRoundTrip(t *testing.T) {
-	kg := &KnowledgeGraph{Header: []byte("# Knowledge Graph\n\n_x_")}
-	prov := Provenance{Session: "a", Commit: "0123456789ab", Time: "2026-04-01T22:00Z"}
-	ps := kg.Promote([]string{"Use xxhash", "Use blake3 (supersedes: K-0123abcd)\n  because it is faster"}, prov, true)
-	if len(ps) != 2 || ps[0].Outcome != "new" || ps[1].State != StatePending {
-		t.Fatalf("promotions = %+v", ps)
-	}
-	src := kg.Render()
-	back, err := ParseKnowledgeGraph(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := back.Render(); string(got) != string(src) {
-		t.Errorf("render(parse(render)) differs:\n%s\n---\n%s", src, got)
-	}
-	if e, _ := back.Find(ps[1].ID); e == nil || len(e.Supersedes) != 1 || e.Supersedes[0] != "K-0123abcd" || !strings.Contains(e.Text, "because") {
-		t.Errorf("entry = %+v", e)
-	}
-	if _, err := back.Find("K-ffffffff"); err == nil {
-		t.Errorf("Find of an unknown id succeeded")
-	}
-	if _, err := ParseKnowledgeGraph([]byte("## Accepted\n\nstray text\n")); err == nil {
-		t.Errorf("text outside an entry was accepted")
-	}
-}
 
 func TestPromotionAcrossSessionsAndReview(t *testing.T) {
 	ts := newTestService(t, nil)
@@ -55,7 +31,7 @@ func TestPromotionAcrossSessionsAndReview(t *testing.T) {
 			t.Errorf("the same decision from session b: outcome %s, want provenance", p.Outcome)
 		}
 	}
-	kg, _ := ts.KnowledgeGraph()
+	kg, _ := knowledge.Load(ts.Store)
 	if len(kg.Entries) != 2 {
 		t.Fatalf("%d entries, want 2 (duplicates are one entry)", len(kg.Entries))
 	}
@@ -66,13 +42,13 @@ func TestPromotionAcrossSessionsAndReview(t *testing.T) {
 	}
 	// accept one, reject the other; the rejected one never comes back
 	acc, rej := kg.Entries[0].ID, kg.Entries[1].ID
-	if _, _, changed, err := ts.Review(acc, StateAccepted); err != nil || !changed {
+	if _, _, changed, err := knowledge.Review(ts.Store, acc, knowledge.StateAccepted); err != nil || !changed {
 		t.Fatal(err)
 	}
-	if _, _, changed, err := ts.Review(rej[:6], StateRejected); err != nil || !changed {
+	if _, _, changed, err := knowledge.Review(ts.Store, rej[:6], knowledge.StateRejected); err != nil || !changed {
 		t.Fatalf("reject by prefix: %v", err)
 	}
-	if _, _, changed, _ := ts.Review(rej, StateRejected); changed {
+	if _, _, changed, _ := knowledge.Review(ts.Store, rej, knowledge.StateRejected); changed {
 		t.Errorf("rejecting twice changed something")
 	}
 	c := ts.session(t, "c", "six", corpusFile(t, "six/checkpoint.md"), nil)
@@ -87,12 +63,12 @@ func TestPromotionAcrossSessionsAndReview(t *testing.T) {
 	if outcomes[rej] != "rejected" || outcomes[acc] != "provenance" {
 		t.Errorf("promotion outcomes from session c = %v", outcomes)
 	}
-	kg, _ = ts.KnowledgeGraph()
+	kg, _ = knowledge.Load(ts.Store)
 	for _, e := range kg.Entries {
-		if e.ID == rej && (e.State != StateRejected || len(e.Provenance) != 2) {
+		if e.ID == rej && (e.State != knowledge.StateRejected || len(e.Provenance) != 2) {
 			t.Errorf("a rejected decision was promoted again: %+v", e)
 		}
-		if e.ID == acc && (e.State != StateAccepted || len(e.Provenance) != 3) {
+		if e.ID == acc && (e.State != knowledge.StateAccepted || len(e.Provenance) != 3) {
 			t.Errorf("accepted entry = %+v", e)
 		}
 	}
@@ -100,15 +76,15 @@ func TestPromotionAcrossSessionsAndReview(t *testing.T) {
 	if log < 5 {
 		t.Errorf("knowledge log has %d commits", log)
 	}
-	g, err := kg.Graph("mermaid")
+	g, err := kg.Diagram("mermaid")
 	if err != nil || !strings.Contains(g, "s_a --> "+strings.ReplaceAll(acc, "-", "_")) || strings.Contains(g, strings.ReplaceAll(rej, "-", "_")) {
 		t.Errorf("mermaid graph:\n%s", g)
 	}
-	d, err := kg.Graph("dot")
+	d, err := kg.Diagram("dot")
 	if err != nil || !strings.HasPrefix(d, "digraph knowledge {") || !strings.Contains(d, "s_c -> ") {
 		t.Errorf("dot graph:\n%s", d)
 	}
-	if _, err := kg.Graph("svg"); err == nil {
+	if _, err := kg.Diagram("svg"); err == nil {
 		t.Errorf("unknown graph format accepted")
 	}
 }
@@ -122,14 +98,14 @@ func TestPromotionWithoutReview(t *testing.T) {
 	if _, err := ts.Sync(a, Options{Mode: Full}); err != nil {
 		t.Fatal(err)
 	}
-	kg, _ := ts.KnowledgeGraph()
-	if len(kg.Entries) != 1 || kg.Entries[0].State != StateAccepted {
+	kg, _ := knowledge.Load(ts.Store)
+	if len(kg.Entries) != 1 || kg.Entries[0].State != knowledge.StateAccepted {
 		t.Errorf("entries = %+v, want one accepted", kg.Entries)
 	}
 }
 
 func TestSessionDecisionsIncludeSpilled(t *testing.T) {
-	six := &Template{Template: mustLoad(t, "six")}
+	six := &checkpoint.Template{Template: mustLoad(t, "six")}
 	six.Doc = sections.Parse(six.Source, sections.Options{})
 	cp := strings.Replace(string(six.Source), "### 🔑 Key Decisions\n", "### 🔑 Key Decisions\n- See checkpoint-decisions.md (3 items) - a\n- d: still here\n", 1)
 	spill := "# Key Decisions (spilled)\n\n_Older entries, oldest first._\n\n- a: oldest\n- b: two lines\n  the second\n\n- c: after a blank line\r\n"

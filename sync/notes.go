@@ -7,8 +7,8 @@ import (
 	"sync"
 )
 
-// Entry is one notes.md entry: a top-level bullet with its indented continuation lines.
-type Entry struct {
+// note is one notes.md entry: a top-level bullet with its indented continuation lines.
+type note struct {
 	Line    int    // 1-based line of the bullet in notes.md
 	Tag     string // "decision", "rule", …; "" when untagged
 	Durable bool   // the tag ended with "!": the entry belongs in MEMORY.md
@@ -19,8 +19,8 @@ type Entry struct {
 	Raw string
 }
 
-// Literals are the exact values in the entry that must survive byte for byte.
-func (e Entry) Literals() []string { return Literals(e.Text) }
+// literals are the exact values in the entry that must survive byte for byte.
+func (e note) literals() []string { return literals(e.Text) }
 
 var (
 	bulletLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[-*+] (.*)$`) })
@@ -43,25 +43,26 @@ func parseTag(rest string) (tag string, durable bool, n int) {
 }
 
 // writtenTag is the tag as the entry's author wrote it ("[idea] "), "" when untagged.
-func (e Entry) writtenTag() string {
-	raw, text := firstLine(e.Raw), firstLine(e.Text)
+func (e note) writtenTag() string {
+	raw, _, _ := strings.Cut(e.Raw, "\n")
+	text, _, _ := strings.Cut(e.Text, "\n")
 	if e.Tag == "" || len(raw) < 2+len(text) {
 		return ""
 	}
 	return raw[2 : len(raw)-len(text)]
 }
 
-// ParseNotes returns the entries of notes.md. The part that equals the notes template (its
+// parseNotes returns the entries of notes.md. The part that equals the notes template (its
 // header) is skipped; so are headings, italic directive lines and blank lines outside
 // entries. A line of text outside any bullet is an entry of its own, so nothing is dropped.
-func ParseNotes(src, template []byte) []Entry {
+func parseNotes(src, template []byte) []note {
 	line := 1
 	if bytes.HasPrefix(src, template) {
 		line += bytes.Count(template, []byte{'\n'})
 		src = src[len(template):]
 	}
-	var out []Entry
-	var cur *Entry
+	var out []note
+	var cur *note
 	var pendingBlank int
 	flush := func() {
 		if cur != nil {
@@ -97,7 +98,7 @@ func ParseNotes(src, template []byte) []Entry {
 		default:
 			flush()
 			if m := bulletLine().FindStringSubmatch(l); m != nil {
-				e := Entry{Line: line, Raw: l}
+				e := note{Line: line, Raw: l}
 				rest := m[1]
 				if tag, durable, n := parseTag(rest); n > 0 {
 					e.Tag, e.Durable = tag, durable
@@ -106,7 +107,7 @@ func ParseNotes(src, template []byte) []Entry {
 				e.Text = rest
 				cur = &e
 			} else if !isHeaderLine(l) {
-				out = append(out, Entry{Line: line, Text: l, Raw: l})
+				out = append(out, note{Line: line, Text: l, Raw: l})
 			}
 		}
 		line++
@@ -133,9 +134,9 @@ var literalPatterns = sync.OnceValue(func() []*regexp.Regexp {
 	}
 })
 
-// Literals returns the exact values in text, outermost first (a backtick span is one
+// literals returns the exact values in text, outermost first (a backtick span is one
 // literal, not also the pieces inside it).
-func Literals(text string) []string {
+func literals(text string) []string {
 	var out []string
 	seen := map[string]bool{}
 	covered := make([]bool, len(text))

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/sections"
 	"github.com/ckpt-dev/ckpt/templates"
 )
@@ -14,34 +15,34 @@ func TestParseNotes(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		src  string
-		want []Entry
+		want []note
 	}{
 		{"template only", tmpl, nil},
-		{"tags and durable", tmpl + "\n- [decision] a\n- [rule!] b\n- plain c\n", []Entry{
+		{"tags and durable", tmpl + "\n- [decision] a\n- [rule!] b\n- plain c\n", []note{
 			{Line: 5, Tag: "decision", Text: "a", Raw: "- [decision] a"},
 			{Line: 6, Tag: "rule", Durable: true, Text: "b", Raw: "- [rule!] b"},
 			{Line: 7, Text: "plain c", Raw: "- plain c"},
 		}},
-		{"continuation lines belong to the entry", tmpl + "- [bug] x crashes\n  because y\n\n  fixed by z\n- next\n", []Entry{
+		{"continuation lines belong to the entry", tmpl + "- [bug] x crashes\n  because y\n\n  fixed by z\n- next\n", []note{
 			{Line: 4, Tag: "bug", Text: "x crashes\n  because y\n\n  fixed by z", Raw: "- [bug] x crashes\n  because y\n\n  fixed by z"},
 			{Line: 8, Text: "next", Raw: "- next"},
 		}},
-		{"a changed header is skipped, stray text kept", "# My notes\n_edited_\n\nloose line\n* [note] star bullet\n", []Entry{
+		{"a changed header is skipped, stray text kept", "# My notes\n_edited_\n\nloose line\n* [note] star bullet\n", []note{
 			{Line: 4, Text: "loose line", Raw: "loose line"},
 			{Line: 5, Tag: "note", Text: "star bullet", Raw: "* [note] star bullet"},
 		}},
-		{"crlf", "# Notes\r\n\r\n- [task] t\r\n", []Entry{{Line: 3, Tag: "task", Text: "t", Raw: "- [task] t"}}},
-		{"checkbox is not a tag", tmpl + "- [ ] (P1) do it\n", []Entry{{Line: 4, Text: "[ ] (P1) do it", Raw: "- [ ] (P1) do it"}}},
-		{"a ticked checkbox is not a tag", tmpl + "- [x] the parser\n", []Entry{{Line: 4, Text: "[x] the parser", Raw: "- [x] the parser"}}},
-		{"links are not tags", tmpl + "- [link](https://e.com/a) b\n- [see][ref] c\n- [ref]: https://e.com\n", []Entry{
+		{"crlf", "# Notes\r\n\r\n- [task] t\r\n", []note{{Line: 3, Tag: "task", Text: "t", Raw: "- [task] t"}}},
+		{"checkbox is not a tag", tmpl + "- [ ] (P1) do it\n", []note{{Line: 4, Text: "[ ] (P1) do it", Raw: "- [ ] (P1) do it"}}},
+		{"a ticked checkbox is not a tag", tmpl + "- [x] the parser\n", []note{{Line: 4, Text: "[x] the parser", Raw: "- [x] the parser"}}},
+		{"links are not tags", tmpl + "- [link](https://e.com/a) b\n- [see][ref] c\n- [ref]: https://e.com\n", []note{
 			{Line: 4, Text: "[link](https://e.com/a) b", Raw: "- [link](https://e.com/a) b"},
 			{Line: 5, Text: "[see][ref] c", Raw: "- [see][ref] c"},
 			{Line: 6, Text: "[ref]: https://e.com", Raw: "- [ref]: https://e.com"},
 		}},
-		{"an unknown tag is a tag", tmpl + "- [idea!]  try it\n", []Entry{{Line: 4, Tag: "idea", Durable: true, Text: "try it", Raw: "- [idea!]  try it"}}},
+		{"an unknown tag is a tag", tmpl + "- [idea!]  try it\n", []note{{Line: 4, Tag: "idea", Durable: true, Text: "try it", Raw: "- [idea!]  try it"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := ParseNotes([]byte(tc.src), []byte(tmpl))
+			got := parseNotes([]byte(tc.src), []byte(tmpl))
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("ParseNotes =\n%#v\nwant\n%#v", got, tc.want)
 			}
@@ -62,20 +63,20 @@ func TestLiterals(t *testing.T) {
 		{"--workers=8 and postgres://a@b:1/c", []string{"postgres://a@b:1/c", "--workers=8"}},
 		{"no literal here, just words and a/b", nil},
 	} {
-		got := Literals(tc.text)
+		got := literals(tc.text)
 		if !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("Literals(%q) = %q, want %q", tc.text, got, tc.want)
+			t.Errorf("literals(%q) = %q, want %q", tc.text, got, tc.want)
 		}
 	}
 }
 
 func TestRouting(t *testing.T) {
-	six := &Template{Template: mustLoad(t, "six")}
+	six := &checkpoint.Template{Template: mustLoad(t, "six")}
 	six.Doc = sections.Parse(six.Source, sections.Options{})
-	eleven := &Template{Template: mustLoad(t, "eleven")}
+	eleven := &checkpoint.Template{Template: mustLoad(t, "eleven")}
 	eleven.Doc = sections.Parse(eleven.Source, sections.Options{})
 	for _, tc := range []struct {
-		t         *Template
+		t         *checkpoint.Template
 		entry     string
 		section   sections.ID
 		repo, why string
@@ -111,7 +112,7 @@ func TestRouting(t *testing.T) {
 		{eleven, "- 这让我想起项目 X", "§11", "session", "catch-all", nil, false},
 	} {
 		rt := &router{t: tc.t, overrides: tc.overrides, taskOwned: tc.taskOwned}
-		e := ParseNotes([]byte(tc.entry), nil)[0]
+		e := parseNotes([]byte(tc.entry), nil)[0]
 		r := rt.route(e)
 		if r.Dest.Section != tc.section || r.Dest.Repo != tc.repo || r.Dest.Why != tc.why {
 			t.Errorf("%s %q → %s %s (%s), want %s %s (%s)", tc.t.Name, tc.entry, r.Dest.Repo, r.Dest.Section, r.Dest.Why, tc.repo, tc.section, tc.why)
@@ -122,12 +123,12 @@ func TestRouting(t *testing.T) {
 // TestOddTagsKeepTheirText routes entries that start with a checkbox, a link or an unknown
 // tag: each lands with its text as written (an unknown tag in the catch-all, tag kept).
 func TestOddTagsKeepTheirText(t *testing.T) {
-	six := &Template{Template: mustLoad(t, "six")}
+	six := &checkpoint.Template{Template: mustLoad(t, "six")}
 	six.Doc = sections.Parse(six.Source, sections.Options{})
-	eleven := &Template{Template: mustLoad(t, "eleven-en")}
+	eleven := &checkpoint.Template{Template: mustLoad(t, "eleven-en")}
 	eleven.Doc = sections.Parse(eleven.Source, sections.Options{})
 	for _, tc := range []struct {
-		t       *Template
+		t       *checkpoint.Template
 		entry   string
 		section sections.ID
 		line    string
@@ -148,7 +149,7 @@ func TestOddTagsKeepTheirText(t *testing.T) {
 	} {
 		t.Run(tc.t.Name+" "+tc.entry, func(t *testing.T) {
 			rt := &router{t: tc.t}
-			r := rt.route(ParseNotes([]byte(tc.entry), nil)[0])
+			r := rt.route(parseNotes([]byte(tc.entry), nil)[0])
 			if r.Dest.Section != tc.section {
 				t.Errorf("section %s, want %s", r.Dest.Section, tc.section)
 			}
@@ -174,7 +175,7 @@ func TestRenderTasks(t *testing.T) {
 		t.Fatal(err)
 	}
 	existing := []string{"- 🔄 T1 解析 checkpoint 章节\n  - ✅ T2 识别 §N 标题 (progress: tasks/T2/progress.md, last-reconciled-written-at: 3)", "- 🔵 T9 gone (progress: tasks/T9/progress.md, last-reconciled-written-at: 1)"}
-	got := strings.Join(RenderTasks(db, existing, false), "\n")
+	got := strings.Join(renderTasks(db, existing, false), "\n")
 	want := `- 🔄 T1 解析 checkpoint 章节
   - ✅ T2 识别 §N 标题 (progress: tasks/T2/progress.md, last-reconciled-written-at: 3)
   - ✅ T3 保留斜体指令行
@@ -184,13 +185,13 @@ func TestRenderTasks(t *testing.T) {
 	if got != want {
 		t.Errorf("RenderTasks =\n%s\nwant\n%s", got, want)
 	}
-	six := RenderTasks(db, nil, true)
+	six := renderTasks(db, nil, true)
 	if six[0] != "- [ ] 🔄 T1 解析 checkpoint 章节" || six[1] != "  - [x] ✅ T2 识别 §N 标题" {
 		t.Errorf("six rendering: %q", six[:2])
 	}
 	// a parent cycle renders each task once
 	cyc := &TaskDB{Tasks: []Task{{ID: "A", Status: "open", Parent: "B"}, {ID: "B", Status: "open", Parent: "A"}}}
-	if n := len(RenderTasks(cyc, nil, false)); n != 2 {
+	if n := len(renderTasks(cyc, nil, false)); n != 2 {
 		t.Errorf("cycle rendered %d lines, want 2", n)
 	}
 }

@@ -2,10 +2,10 @@ package sync
 
 import (
 	"bytes"
-	"regexp"
 	"strings"
-	"sync"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
+	"github.com/ckpt-dev/ckpt/knowledge"
 	"github.com/ckpt-dev/ckpt/sections"
 	"github.com/ckpt-dev/ckpt/templates"
 )
@@ -23,9 +23,9 @@ type Destination struct {
 	Why string `json:"why"`
 }
 
-// Routed is an entry and where it goes.
-type Routed struct {
-	Entry Entry
+// routed is an entry and where it goes.
+type routed struct {
+	Entry note
 	Tag   string // the tag used for routing (from the entry, or found by a keyword rule)
 	Role  templates.Role
 	Dest  Destination
@@ -33,13 +33,13 @@ type Routed struct {
 
 // router routes entries for one template, with the config's overrides.
 type router struct {
-	t         *Template
+	t         *checkpoint.Template
 	overrides map[string]string // tag -> section id
 	taskOwned bool              // the task section is rendered from the task database
 }
 
 // route decides an entry's tag, role and section. It does not touch any document.
-func (rt *router) route(e Entry) Routed {
+func (rt *router) route(e note) routed {
 	if e.Tag != "" && !rt.knows(e) {
 		// An unknown tag is part of the text: the entry goes to the catch-all as written.
 		e.Text, e.Tag, e.Durable = e.writtenTag()+e.Text, "", false
@@ -47,11 +47,12 @@ func (rt *router) route(e Entry) Routed {
 		if rt.taskOwned && sec == rt.t.Section(templates.RoleTasks) {
 			sec = rt.t.Section(templates.RoleCatchAll)
 		}
-		return Routed{Entry: e, Role: roleOf(rt.t, sec), Dest: Destination{Repo: "session", File: CheckpointFile, Section: sec, Why: "catch-all"}}
+		return routed{Entry: e, Role: roleOf(rt.t, sec), Dest: Destination{Repo: "session", File: checkpoint.File, Section: sec, Why: "catch-all"}}
 	}
-	r := Routed{Entry: e, Tag: e.Tag}
+	r := routed{Entry: e, Tag: e.Tag}
 	why := "tag"
-	text := strings.TrimSpace(firstLine(e.Text))
+	text, _, _ := strings.Cut(e.Text, "\n")
+	text = strings.TrimSpace(text)
 	if r.Tag == "" || (rt.t.Spec.Routes[r.Tag] == "" && rt.overrides[r.Tag] == "") {
 		r.Tag, why = "", "keyword"
 		switch {
@@ -73,7 +74,7 @@ func (rt *router) route(e Entry) Routed {
 	}
 	if e.Durable && rt.t.Spec.Durable[e.Tag] != "" {
 		r.Role = rt.t.Spec.Durable[e.Tag]
-		r.Dest = Destination{Repo: "memory", File: MemoryFile, Why: "tag"}
+		r.Dest = Destination{Repo: "memory", File: knowledge.MemoryFile, Why: "tag"}
 		return r
 	}
 	r.Role = rt.t.Spec.Routes[r.Tag]
@@ -90,13 +91,13 @@ func (rt *router) route(e Entry) Routed {
 	if sec == "" {
 		sec = rt.catchAll()
 	}
-	r.Dest = Destination{Repo: "session", File: CheckpointFile, Section: sec, Why: why}
+	r.Dest = Destination{Repo: "session", File: checkpoint.File, Section: sec, Why: why}
 	return r
 }
 
 // knows reports whether the entry's tag means something here: the template routes it, the
 // config overrides it, or, with "!", MEMORY.md takes it.
-func (rt *router) knows(e Entry) bool {
+func (rt *router) knows(e note) bool {
 	_, over := rt.overrides[e.Tag]
 	return rt.t.Spec.Routes[e.Tag] != "" || over || (e.Durable && rt.t.Spec.Durable[e.Tag] != "")
 }
@@ -113,14 +114,9 @@ func (rt *router) catchAll() sections.ID {
 	return ""
 }
 
-func firstLine(s string) string {
-	l, _, _ := strings.Cut(s, "\n")
-	return l
-}
-
 // renderEntry formats an entry for its target section: the bullet style the section uses.
 // Continuation lines are kept as written.
-func renderEntry(t *Template, role templates.Role, tag, text string) string {
+func renderEntry(t *checkpoint.Template, role templates.Role, tag, text string) string {
 	first, rest, more := strings.Cut(text, "\n")
 	first = strings.TrimSpace(first)
 	box := checkbox(first)
@@ -166,23 +162,6 @@ func replaces(role templates.Role) bool {
 	return role == templates.RoleIntent || role == templates.RoleNext
 }
 
-var itemPrefix = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^\s*(?:[-*+] )?(?:\[[ xX]\] )?(?:\*\*[^*]+\*\*[:：]\s*)?(?:> ?)?`)
-})
-
-// normText is the whitespace-normalized form used to recognise an entry already present.
-func normText(s string) string {
-	var b strings.Builder
-	for i, l := range strings.Split(s, "\n") {
-		if i == 0 {
-			l = itemPrefix().ReplaceAllString(l, "")
-		}
-		b.WriteString(l)
-		b.WriteByte(' ')
-	}
-	return strings.Join(strings.Fields(b.String()), " ")
-}
-
 // items splits a section body into its top-level items (a bullet with its continuation
 // lines, or a paragraph line), normalized.
 func items(body []byte) []string {
@@ -190,7 +169,7 @@ func items(body []byte) []string {
 	var cur strings.Builder
 	flush := func() {
 		if cur.Len() > 0 {
-			out = append(out, normText(cur.String()))
+			out = append(out, knowledge.NormText(cur.String()))
 			cur.Reset()
 		}
 	}
@@ -242,10 +221,10 @@ func (ed *editor) present(id sections.ID, text string) bool {
 		}
 		ed.seen[id] = set
 	}
-	if !set[normText(text)] {
+	if !set[knowledge.NormText(text)] {
 		return false
 	}
-	for _, lit := range Literals(text) {
+	for _, lit := range literals(text) {
 		if !bytes.Contains(s.Body, []byte(lit)) {
 			return false
 		}
@@ -318,7 +297,7 @@ func (ed *editor) add(id sections.ID, text string, replace bool) bool {
 	if replace {
 		delete(ed.seen, id)
 	} else if set, ok := ed.seen[id]; ok {
-		set[normText(text)] = true
+		set[knowledge.NormText(text)] = true
 	}
 	return true
 }

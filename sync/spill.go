@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
+	"github.com/ckpt-dev/ckpt/knowledge"
 	"github.com/ckpt-dev/ckpt/sections"
 	"github.com/ckpt-dev/ckpt/templates"
 )
@@ -35,7 +37,7 @@ var spillIndexLine = sync.OnceValue(func() *regexp.Regexp {
 // checkpoint-<topic>.md (files holds the session's files, updated in place), leaving one
 // index line that later syncs keep and update. An entry is never split, index lines never
 // move, and spill files are never budgeted, so they never spill again.
-func spillBudgets(t *Template, ed *editor, budgets map[string]int, files map[string][]byte, session string) []Spill {
+func spillBudgets(t *checkpoint.Template, ed *editor, budgets map[string]int, files map[string][]byte, session string) []Spill {
 	var out []Spill
 	for i := range t.Doc.Sections {
 		id := t.Doc.Sections[i].ID
@@ -119,7 +121,7 @@ func spillBudgets(t *Template, ed *editor, budgets map[string]int, files map[str
 	return out
 }
 
-func roleOf(t *Template, id sections.ID) templates.Role {
+func roleOf(t *checkpoint.Template, id sections.ID) templates.Role {
 	for role, sid := range t.Spec.Roles {
 		if sections.ID(sid) == id {
 			return role
@@ -130,7 +132,7 @@ func roleOf(t *Template, id sections.ID) templates.Role {
 
 // spillTopic names a section's spill file: its role ("decisions"), else the ASCII words of
 // its title, else its id's digits ("s7").
-func spillTopic(t *Template, id sections.ID) string {
+func spillTopic(t *checkpoint.Template, id sections.ID) string {
 	if r := roleOf(t, id); r != "" && r != templates.RoleCatchAll {
 		return string(r)
 	}
@@ -146,7 +148,7 @@ func spillTopic(t *Template, id sections.ID) string {
 	return "s" + strings.TrimPrefix(string(id), "§")
 }
 
-func indexLine(t *Template, file string, n int, sum string) string {
+func indexLine(t *checkpoint.Template, file string, n int, sum string) string {
 	format := t.Spec.SpillIndex
 	if format == "" {
 		format = "- See %s (%d items) - %s"
@@ -157,7 +159,7 @@ func indexLine(t *Template, file string, n int, sum string) string {
 // summary is the first entry's text, cut to 60 characters, as the index line's reminder of
 // what the spill file holds.
 func summary(item string) string {
-	s := []rune(normText(item))
+	s := []rune(knowledge.NormText(item))
 	if len(s) > 60 {
 		s = append(s[:59], '…')
 	}
@@ -183,4 +185,54 @@ func appendSpill(old []byte, heading, session string, items []string, have map[s
 		}
 	}
 	return []byte(b.String())
+}
+
+// sessionDecisions are the decisions a full sync promotes, oldest first: those spilled to
+// the decisions section's spill file (in files, the session's new files), then those still
+// in the checkpoint. A decision that spilled in the same sync that added it is promoted
+// like any other.
+func sessionDecisions(t *checkpoint.Template, doc *sections.Document, files map[string][]byte) []string {
+	id := t.Section(templates.RoleDecisions)
+	if id == "" || t.Doc.Section(id) == nil {
+		return nil
+	}
+	var out []string
+	add := func(it string) {
+		if d := knowledge.ItemText(it); d != "" && !spillIndexLine().MatchString(it) {
+			out = append(out, d)
+		}
+	}
+	for _, it := range spilledItems(files["checkpoint-"+spillTopic(t, id)+".md"]) {
+		add(it)
+	}
+	for _, it := range newEditor(doc, t.Spec.Empty).itemsRaw(id) {
+		add(it)
+	}
+	return out
+}
+
+// spilledItems returns the entries of a spill file as written (a bullet with its
+// continuation lines), without its heading and italic note.
+func spilledItems(src []byte) []string {
+	var out []string
+	open := false // the last item may take continuation lines
+	for _, l := range strings.Split(strings.ReplaceAll(string(src), "\r\n", "\n"), "\n") {
+		switch {
+		case strings.TrimSpace(l) == "":
+			if open {
+				out[len(out)-1] += "\n"
+			}
+		case open && (l[0] == ' ' || l[0] == '\t'):
+			out[len(out)-1] += "\n" + l
+		case isHeaderLine(l):
+			open = false
+		default:
+			out = append(out, l)
+			open = true
+		}
+	}
+	for i := range out {
+		out[i] = strings.TrimRight(out[i], "\n")
+	}
+	return out
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/internal/config"
 	"github.com/ckpt-dev/ckpt/sections"
 )
@@ -22,7 +23,7 @@ func TestSpillOverBudget(t *testing.T) {
 		}
 		return []byte(b.String())
 	}
-	os.WriteFile(r.WorkPath(NotesFile), notes(0, 10), 0o644)
+	os.WriteFile(r.WorkPath(checkpoint.NotesFile), notes(0, 10), 0o644)
 	rep, err := ts.Sync(r, Options{Mode: Full})
 	if err != nil {
 		t.Fatal(err)
@@ -31,7 +32,7 @@ func TestSpillOverBudget(t *testing.T) {
 		t.Fatalf("spills = %+v", rep.Spills)
 	}
 	first := rep.Spills[0]
-	cp, _ := os.ReadFile(r.WorkPath(CheckpointFile))
+	cp, _ := os.ReadFile(r.WorkPath(checkpoint.File))
 	doc := mustTemplate(t, ts, "six").Parse(cp)
 	if n := doc.Section("🔑").Len(); n > 400 {
 		t.Errorf("🔑 is %d bytes after the spill, budget 400", n)
@@ -45,12 +46,12 @@ func TestSpillOverBudget(t *testing.T) {
 		t.Errorf("spill file:\n%s", spill)
 	}
 	// more decisions: the same index line grows, the spill file is appended to, never spilled
-	os.WriteFile(r.WorkPath(NotesFile), notes(10, 30), 0o644)
+	os.WriteFile(r.WorkPath(checkpoint.NotesFile), notes(10, 30), 0o644)
 	rep, err = ts.Sync(r, Options{Mode: Full})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cp, _ = os.ReadFile(r.WorkPath(CheckpointFile))
+	cp, _ = os.ReadFile(r.WorkPath(checkpoint.File))
 	if strings.Count(string(cp), "- See checkpoint-decisions.md") != 1 {
 		t.Errorf("want exactly one index line:\n%s", cp)
 	}
@@ -77,7 +78,7 @@ func TestSpillOverBudget(t *testing.T) {
 	if _, err := ts2.Sync(e, Options{Mode: Full}); err != nil {
 		t.Fatal(err)
 	}
-	cp, _ = os.ReadFile(e.WorkPath(CheckpointFile))
+	cp, _ = os.ReadFile(e.WorkPath(checkpoint.File))
 	if !strings.Contains(string(cp), "- 参见 checkpoint-knowledge.md（") {
 		t.Errorf("eleven index line:\n%s", cp)
 	}
@@ -88,7 +89,7 @@ func TestSpillOverBudget(t *testing.T) {
 // before its commit, then run again. Nothing is written twice and the index line counts
 // the entries the file holds.
 func TestSpillAgainAfterACrash(t *testing.T) {
-	six := &Template{Template: mustLoad(t, "six")}
+	six := &checkpoint.Template{Template: mustLoad(t, "six")}
 	six.Doc = sections.Parse(six.Source, sections.Options{})
 	var keys strings.Builder
 	for i := range 12 {

@@ -11,9 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/internal/config"
 	"github.com/ckpt-dev/ckpt/internal/gittest"
 	"github.com/ckpt-dev/ckpt/internal/golden"
+	"github.com/ckpt-dev/ckpt/knowledge"
 	"github.com/ckpt-dev/ckpt/repo"
 	"github.com/ckpt-dev/ckpt/sections"
 )
@@ -34,6 +36,8 @@ func corpusPath(name string) string { return filepath.Join("..", "testdata", "co
 // testService is a store in a temporary directory with a clock the test moves.
 type testService struct {
 	*Service
+	cp    *checkpoint.Service
+	Store *repo.Store
 	clock time.Time
 }
 
@@ -45,24 +49,26 @@ func newTestService(t testing.TB, cfg *config.Config) *testService {
 	opts.LockTimeout = 2 * time.Second
 	opts.Now = func() time.Time { return ts.clock }
 	opts.Author = repo.Signature{Name: "ckpt test", Email: "test@example.com"}
-	ts.Service = New(repo.NewStore(t.TempDir(), opts), cfg)
+	ts.cp = checkpoint.New(repo.NewStore(t.TempDir(), opts), cfg)
+	ts.Store = ts.cp.Store
+	ts.Service = New(ts.cp)
 	return ts
 }
 
 // session creates a session from template and writes checkpoint (and notes) into it.
-func (ts *testService) session(t testing.TB, id, template string, checkpoint, notes []byte) *repo.Repo {
+func (ts *testService) session(t testing.TB, id, template string, cp, notes []byte) *repo.Repo {
 	t.Helper()
-	r, _, err := ts.InitSession(repo.SessionID(id), template, "", nil)
+	r, _, err := ts.cp.InitSession(repo.SessionID(id), template, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if checkpoint != nil {
-		if _, err := ts.Write(r, CheckpointFile, checkpoint, CommitOptions{Trigger: "write"}); err != nil {
+	if cp != nil {
+		if _, err := ts.cp.Write(r, checkpoint.File, cp, checkpoint.CommitOptions{Trigger: checkpoint.TriggerWrite}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if notes != nil {
-		if err := os.WriteFile(r.WorkPath(NotesFile), notes, 0o644); err != nil {
+		if err := os.WriteFile(r.WorkPath(checkpoint.NotesFile), notes, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -86,10 +92,10 @@ func TestSyncGoldenSix(t *testing.T) {
 		t.Fatalf("report: changed=%v entries=%d", rep.Changed, len(rep.Entries))
 	}
 	for name, path := range map[string]string{
-		"six/checkpoint.md":      r.WorkPath(CheckpointFile),
-		"six/notes.md":           r.WorkPath(NotesFile),
-		"six/knowledge-graph.md": filepath.Join(ts.Store.KnowledgeDir(), KnowledgeFile),
-		"six/MEMORY.md":          filepath.Join(ts.Store.KnowledgeDir(), MemoryFile),
+		"six/checkpoint.md":      r.WorkPath(checkpoint.File),
+		"six/notes.md":           r.WorkPath(checkpoint.NotesFile),
+		"six/knowledge-graph.md": filepath.Join(ts.Store.KnowledgeDir(), knowledge.File),
+		"six/MEMORY.md":          filepath.Join(ts.Store.KnowledgeDir(), knowledge.MemoryFile),
 	} {
 		b, err := os.ReadFile(path)
 		if err != nil {
@@ -98,7 +104,7 @@ func TestSyncGoldenSix(t *testing.T) {
 		checkGolden(t, name, b)
 	}
 	notesTmpl, _ := ts.notesTemplate(mustTemplate(t, ts, "six"))
-	if got, _ := os.ReadFile(r.WorkPath(NotesFile)); !bytes.Equal(got, notesTmpl) {
+	if got, _ := os.ReadFile(r.WorkPath(checkpoint.NotesFile)); !bytes.Equal(got, notesTmpl) {
 		t.Errorf("notes.md is not reset to its template byte for byte:\n%q", got)
 	}
 	gittest.Fsck(t, r.Dir)
@@ -115,9 +121,9 @@ func TestSyncGoldenSix(t *testing.T) {
 	}
 }
 
-func mustTemplate(t testing.TB, ts *testService, name string) *Template {
+func mustTemplate(t testing.TB, ts *testService, name string) *checkpoint.Template {
 	t.Helper()
-	tt, err := ts.LoadTemplate(name)
+	tt, err := ts.cp.LoadTemplate(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +136,7 @@ func TestSyncGoldenEleven(t *testing.T) {
 	if err := os.MkdirAll(ts.Store.KnowledgeDir(), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(ts.Store.KnowledgeDir(), MemoryFile), corpusFile(t, "eleven/MEMORY.md"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(ts.Store.KnowledgeDir(), knowledge.MemoryFile), corpusFile(t, "eleven/MEMORY.md"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ts.clock = ts.clock.Add(10 * time.Minute)
@@ -139,10 +145,10 @@ func TestSyncGoldenEleven(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, path := range map[string]string{
-		"eleven/checkpoint.md":      r.WorkPath(CheckpointFile),
-		"eleven/notes.md":           r.WorkPath(NotesFile),
-		"eleven/MEMORY.md":          filepath.Join(ts.Store.KnowledgeDir(), MemoryFile),
-		"eleven/knowledge-graph.md": filepath.Join(ts.Store.KnowledgeDir(), KnowledgeFile),
+		"eleven/checkpoint.md":      r.WorkPath(checkpoint.File),
+		"eleven/notes.md":           r.WorkPath(checkpoint.NotesFile),
+		"eleven/MEMORY.md":          filepath.Join(ts.Store.KnowledgeDir(), knowledge.MemoryFile),
+		"eleven/knowledge-graph.md": filepath.Join(ts.Store.KnowledgeDir(), knowledge.File),
 	} {
 		b, err := os.ReadFile(path)
 		if err != nil {
@@ -208,14 +214,14 @@ func TestSyncDryRunWritesNothing(t *testing.T) {
 		t.Errorf("dry run reports no change")
 	}
 	h2, _ := r.Head()
-	got, _ := os.ReadFile(r.WorkPath(NotesFile))
+	got, _ := os.ReadFile(r.WorkPath(checkpoint.NotesFile))
 	if h1 != h2 || !bytes.Equal(got, notes) {
 		t.Errorf("dry run wrote something")
 	}
 	if _, err := os.Stat(ts.Store.KnowledgeDir()); err == nil {
 		t.Errorf("dry run created the knowledge repository")
 	}
-	if _, err := os.Stat(ts.deltaStatePath("s")); err == nil {
+	if _, err := os.Stat(filepath.Join(ts.Store.StateDir(), "delta", "s.json")); err == nil {
 		t.Errorf("dry run saved the transcript offset")
 	}
 }
@@ -230,7 +236,7 @@ func TestSyncAbortsWhenALiteralWouldBeLost(t *testing.T) {
 		t.Fatalf("err = %v, want a lost-literal abort naming notes.md:5", err)
 	}
 	h2, _ := r.Head()
-	got, _ := os.ReadFile(r.WorkPath(NotesFile))
+	got, _ := os.ReadFile(r.WorkPath(checkpoint.NotesFile))
 	if h1 != h2 || !bytes.Equal(got, notes) {
 		t.Errorf("an aborted sync wrote something")
 	}
@@ -248,20 +254,20 @@ func TestSyncIsAllOrNothingAcrossRepositories(t *testing.T) {
 	}
 	kr, _ := ts.Store.OpenKnowledge()
 	notes := []byte("# Notes\n\n_Append one entry per line. `ckpt sync` routes every entry into the checkpoint and resets this file._\n\n- [decision] use `zstd` for spill files\n")
-	os.WriteFile(r.WorkPath(NotesFile), notes, 0o644)
+	os.WriteFile(r.WorkPath(checkpoint.NotesFile), notes, 0o644)
 	h1, _ := r.Head()
 	k1, _ := kr.Head()
-	kg1, _ := os.ReadFile(filepath.Join(kr.WorkDir, KnowledgeFile))
-	cp1, _ := os.ReadFile(r.WorkPath(CheckpointFile))
+	kg1, _ := os.ReadFile(filepath.Join(kr.WorkDir, knowledge.File))
+	cp1, _ := os.ReadFile(r.WorkPath(checkpoint.File))
 	t.Setenv("CKPT_FAILPOINT", "sync-between-repositories")
 	if _, err := ts.Sync(r, Options{Mode: Full}); err == nil {
 		t.Fatal("sync with an injected failure succeeded")
 	}
 	h2, _ := r.Head()
 	k2, _ := kr.Head()
-	kg2, _ := os.ReadFile(filepath.Join(kr.WorkDir, KnowledgeFile))
-	cp2, _ := os.ReadFile(r.WorkPath(CheckpointFile))
-	n2, _ := os.ReadFile(r.WorkPath(NotesFile))
+	kg2, _ := os.ReadFile(filepath.Join(kr.WorkDir, knowledge.File))
+	cp2, _ := os.ReadFile(r.WorkPath(checkpoint.File))
+	n2, _ := os.ReadFile(r.WorkPath(checkpoint.NotesFile))
 	if h1 != h2 || k1 != k2 || !bytes.Equal(kg1, kg2) || !bytes.Equal(cp1, cp2) || !bytes.Equal(n2, notes) {
 		t.Errorf("a failure between the repositories left a change: session %v knowledge %v kg %v checkpoint %v notes %v",
 			h1 != h2, k1 != k2, !bytes.Equal(kg1, kg2), !bytes.Equal(cp1, cp2), !bytes.Equal(n2, notes))
@@ -322,19 +328,19 @@ func TestSyncKeepsEveryEntry(t *testing.T) {
 			var all bytes.Buffer
 			files, _ := r.WorkFiles()
 			for name, data := range files {
-				if name != NotesFile {
+				if name != checkpoint.NotesFile {
 					all.Write(data)
 				}
 			}
-			if mem, err := os.ReadFile(filepath.Join(ts.Store.KnowledgeDir(), MemoryFile)); err == nil {
+			if mem, err := os.ReadFile(filepath.Join(ts.Store.KnowledgeDir(), knowledge.MemoryFile)); err == nil {
 				all.Write(mem)
 			}
-			hay := normText(all.String())
+			hay := knowledge.NormText(all.String())
 			for _, text := range texts {
-				if !strings.Contains(hay, normText(strings.SplitN(text, "\n", 2)[0])) {
+				if !strings.Contains(hay, knowledge.NormText(strings.SplitN(text, "\n", 2)[0])) {
 					t.Errorf("entry lost: %q\nnotes:\n%s", text, b.String())
 				}
-				for _, lit := range Literals(text) {
+				for _, lit := range literals(text) {
 					if !bytes.Contains(all.Bytes(), []byte(lit)) {
 						t.Errorf("literal lost: %q", lit)
 					}

@@ -12,12 +12,12 @@ var progressSuffix = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`^\s*[-*+] (?:\[[ xX]\] )?(?:🔵|🔄|🟡|✅|❌) (\S+) .*?(\(progress: [^()]*last-reconciled-written-at: [^()]*\))\s*$`)
 })
 
-// RenderTasks renders the task tree from the database (seed 000 §4): one line per task, its
+// renderTasks renders the task tree from the database (seed 000 §4): one line per task, its
 // status icon, its id and its summary; children indented two spaces under their parent.
 // A progress suffix found on an existing line for the same id is kept verbatim. With
 // checkboxes (the six template's Task Stack), open work is "- [ ]" and finished work "- [x]".
 // Nothing that is not in the database appears.
-func RenderTasks(db *TaskDB, existing []string, checkboxes bool) []string {
+func renderTasks(db *TaskDB, existing []string, checkboxes bool) []string {
 	suffix := map[string]string{}
 	for _, item := range existing {
 		for _, l := range strings.Split(item, "\n") {

@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/repo"
-	ckptsync "github.com/ckpt-dev/ckpt/sync"
 )
 
 // Issue 15's numbers, as benchmarks: every page of a 10,000-commit session renders in
@@ -128,7 +128,7 @@ func buildLong(home string) error {
 	opts.Now = func() time.Time { clock = clock.Add(time.Minute); return clock }
 	st := repo.NewStore(home, opts)
 	r, _, err := st.Init("bench", repo.InitOptions{
-		Files:   map[string][]byte{ckptsync.CheckpointFile: bigCheckpoint(0), ckptsync.NotesFile: []byte("# Notes\n")},
+		Files:   map[string][]byte{checkpoint.File: bigCheckpoint(0), checkpoint.NotesFile: []byte("# Notes\n")},
 		Config:  map[string]string{"template": "six"},
 		Message: "checkpoint(manual): start session bench from template six\n\nCkpt-Session: bench\nCkpt-Trigger: manual\nCkpt-Sections: 🎯,📋,✅,🔑,📡,⚠️\n",
 	})
@@ -143,7 +143,7 @@ func buildLong(home string) error {
 		}
 		msg := fmt.Sprintf("checkpoint(%s): update %s (%d)\n\nCkpt-Session: bench\nCkpt-Trigger: %s\nCkpt-Sections: %s\n", trigger, secs, v, trigger, secs)
 		_, changed, err := r.Commit(repo.CommitRequest{
-			Files:   map[string][]byte{ckptsync.CheckpointFile: bigCheckpoint(v), ckptsync.NotesFile: []byte("# Notes\n")},
+			Files:   map[string][]byte{checkpoint.File: bigCheckpoint(v), checkpoint.NotesFile: []byte("# Notes\n")},
 			Message: msg,
 		})
 		if err != nil || !changed {
@@ -233,7 +233,7 @@ func manySessions(b *testing.B) string {
 		benchTemps = append(benchTemps, manyHome)
 		opts := repo.DefaultOptions()
 		opts.Fsync = false
-		svc := ckptsync.New(repo.NewStore(manyHome, opts), nil)
+		svc := checkpoint.New(repo.NewStore(manyHome, opts), nil)
 		cp := bigCheckpoint(1)[:8<<10]
 		for i := range benchSessions {
 			r, _, err := svc.InitSession(repo.SessionID(fmt.Sprintf("session-%04d", i)), "six", "", nil)
@@ -241,9 +241,9 @@ func manySessions(b *testing.B) string {
 				manyErr = err
 				return
 			}
-			b0, _ := r.ReadWorkFile(ckptsync.CheckpointFile)
+			b0, _ := r.ReadWorkFile(checkpoint.File)
 			next := strings.Replace(string(b0), "### 🎯 Current Task\n", "### 🎯 Current Task\n"+string(cp[len(cp)-200:])+"\n", 1)
-			if _, err := svc.Write(r, ckptsync.CheckpointFile, []byte(next), ckptsync.CommitOptions{Trigger: "write"}); err != nil {
+			if _, err := svc.Write(r, checkpoint.File, []byte(next), checkpoint.CommitOptions{Trigger: "write"}); err != nil {
 				manyErr = err
 				return
 			}

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/hooks"
 	"github.com/ckpt-dev/ckpt/repo"
 )
@@ -88,7 +89,7 @@ func readCodeLinks(dir string) map[string]map[string][]codeLink {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", "-C", dir, "log", "--no-color", "-n", strconv.Itoa(codeScan),
-		"--format=%H%x1f%s%x1f%(trailers:key="+hooks.CheckpointTrailer+",valueonly,separator=%x1d)%x1e", "--")
+		"--format=%H%x1f%s%x1f%(trailers:key="+checkpoint.KeyCheckpoint+",valueonly,separator=%x1d)%x1e", "--")
 	cmd.Env = append(cmd.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0")
 	out, err := cmd.Output()
 	if err != nil {

@@ -6,10 +6,10 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/history"
 	"github.com/ckpt-dev/ckpt/repo"
 	"github.com/ckpt-dev/ckpt/sections"
-	ckptsync "github.com/ckpt-dev/ckpt/sync"
 )
 
 // changeView is one section's change as a page draws it.
@@ -54,7 +54,7 @@ type renderedSection struct {
 // renderFile renders a file section by section, so every section has an anchor. Files
 // other than the checkpoint are rendered whole.
 func (s *Server) renderFile(session, tmpl, file string, content []byte) []renderedSection {
-	if file != ckptsync.CheckpointFile {
+	if file != checkpoint.File {
 		return []renderedSection{{HTML: renderMarkdown(content)}}
 	}
 	var doc *sections.Document
@@ -114,7 +114,7 @@ func viewParam(v string) (bool, error) {
 // versions, never a path.
 func fileParam(v string) (string, error) {
 	if v == "" {
-		return ckptsync.CheckpointFile, nil
+		return checkpoint.File, nil
 	}
 	if err := repo.ValidFileName(v); err != nil {
 		return "", err
@@ -187,21 +187,21 @@ func (s *Server) commitPage(w http.ResponseWriter, r *http.Request) {
 		body.CompareURL = compareURL(string(id), c.Parents[0], c.Hash)
 	}
 	self := commitURL(string(id), c.Hash)
-	names := append([]string{ckptsync.CheckpointFile}, c.Files...)
+	names := append([]string{checkpoint.File}, c.Files...)
 	if !slices.Contains(names, file) {
 		names = append(names, file)
 	}
 	sort.Strings(names[1:])
 	for _, n := range slices.Compact(names) {
 		f := ""
-		if n != ckptsync.CheckpointFile {
+		if n != checkpoint.File {
 			f = n
 		}
 		body.Files = append(body.Files, fileLink{Name: n, URL: withQuery(self, "file", f, "view", q.Get("view")),
 			Current: n == file, Changed: slices.Contains(c.Files, n)})
 	}
 	fileQ := ""
-	if file != ckptsync.CheckpointFile {
+	if file != checkpoint.File {
 		fileQ = file
 	}
 	body.SplitURL = withQuery(self, "file", fileQ, "view", "split")

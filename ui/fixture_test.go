@@ -9,8 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/hooks"
 	"github.com/ckpt-dev/ckpt/internal/gittest"
+	"github.com/ckpt-dev/ckpt/knowledge"
 	"github.com/ckpt-dev/ckpt/repo"
 	ckptsync "github.com/ckpt-dev/ckpt/sync"
 	"github.com/ckpt-dev/ckpt/templates"
@@ -30,7 +32,7 @@ const (
 type fixture struct {
 	t     testing.TB
 	home  string
-	svc   *ckptsync.Service
+	svc   *checkpoint.Service
 	clock time.Time
 	// heads are the commits written, per session, oldest first.
 	heads map[string][]repo.Hash
@@ -49,7 +51,7 @@ func newFixture(t testing.TB) *fixture {
 	opts.LockTimeout = 300 * time.Millisecond
 	opts.Now = func() time.Time { return f.clock }
 	opts.Author = repo.Signature{Name: "ckpt test", Email: "test@example.com"}
-	f.svc = ckptsync.New(repo.NewStore(f.home, opts), nil)
+	f.svc = checkpoint.New(repo.NewStore(f.home, opts), nil)
 	return f
 }
 
@@ -68,7 +70,7 @@ func (f *fixture) init(id, template string) *repo.Repo {
 func (f *fixture) write(r *repo.Repo, content string) repo.Hash {
 	f.t.Helper()
 	f.clock = f.clock.Add(7 * time.Minute)
-	res, err := f.svc.Write(r, ckptsync.CheckpointFile, []byte(content), ckptsync.CommitOptions{Trigger: "write"})
+	res, err := f.svc.Write(r, checkpoint.File, []byte(content), checkpoint.CommitOptions{Trigger: "write"})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -82,10 +84,10 @@ func (f *fixture) write(r *repo.Repo, content string) repo.Hash {
 func (f *fixture) fullSync(r *repo.Repo, notes string) {
 	f.t.Helper()
 	f.clock = f.clock.Add(11 * time.Minute)
-	if err := os.WriteFile(r.WorkPath(ckptsync.NotesFile), []byte(notes), 0o644); err != nil {
+	if err := os.WriteFile(r.WorkPath(checkpoint.NotesFile), []byte(notes), 0o644); err != nil {
 		f.t.Fatal(err)
 	}
-	rep, err := f.svc.Sync(r, ckptsync.Options{Mode: ckptsync.Full})
+	rep, err := ckptsync.New(f.svc).Sync(r, ckptsync.Options{Mode: ckptsync.Full})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -112,22 +114,22 @@ func newStore(t testing.TB) *fixture {
 	f.write(alpha, cp)
 	cp = strings.Replace(cp, "xxhash instead of md5", "blake3 instead of md5", 1)
 	f.write(alpha, cp)
-	f.first = ckptsync.DecisionID("Use blake3 instead of md5 for file hashing: 10-20x faster")
+	f.first = knowledge.DecisionID("Use blake3 instead of md5 for file hashing: 10-20x faster")
 	f.fullSync(alpha, corpus(t, "six/notes.md"))
-	if _, _, _, err := f.svc.Review(ckptsync.DecisionID("Drop the Signal Trap approach in favour of a cron job backup (more reliable)"), ckptsync.StateAccepted); err != nil {
+	if _, _, _, err := knowledge.Review(f.svc.Store, knowledge.DecisionID("Drop the Signal Trap approach in favour of a cron job backup (more reliable)"), knowledge.StateAccepted); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(alpha.WorkPath(ckptsync.CheckpointFile))
+	b, err := os.ReadFile(alpha.WorkPath(checkpoint.File))
 	if err != nil {
 		t.Fatal(err)
 	}
 	cp = string(b)
 	superseding := "Hash with blake3 everywhere, keyed per session (supersedes " + f.first + ")"
-	f.superseding = ckptsync.DecisionID(superseding)
+	f.superseding = knowledge.DecisionID(superseding)
 	cp = strings.Replace(cp, "### 🔑 Key Decisions\n", "### 🔑 Key Decisions\n- "+superseding+"\n", 1)
 	f.write(alpha, cp)
 	f.fullSync(alpha, "# Notes\n\n- [task] (P2) Benchmark the Circuit Breaker under load\n")
-	b, err = os.ReadFile(alpha.WorkPath(ckptsync.CheckpointFile))
+	b, err = os.ReadFile(alpha.WorkPath(checkpoint.File))
 	if err != nil {
 		t.Fatal(err)
 	}

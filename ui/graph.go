@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	ckptsync "github.com/ckpt-dev/ckpt/sync"
+	"github.com/ckpt-dev/ckpt/knowledge"
 )
 
 // The knowledge graph drawn as SVG on the server, in layers from left to right: the
@@ -45,7 +45,7 @@ type gedge struct {
 
 // graphSVG draws the entries. An entry superseding one that is not in the graph only
 // keeps its text; a supersedes cycle (a hand edit) is cut where it closes.
-func graphSVG(entries []*ckptsync.KGEntry) template.HTML {
+func graphSVG(entries []*knowledge.Entry) template.HTML {
 	if len(entries) == 0 {
 		return ""
 	}

@@ -8,12 +8,12 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/ckpt-dev/ckpt/knowledge"
 	"github.com/ckpt-dev/ckpt/repo"
-	ckptsync "github.com/ckpt-dev/ckpt/sync"
 )
 
 type provLink struct {
-	ckptsync.Provenance
+	knowledge.Provenance
 	URL string
 }
 
@@ -38,7 +38,7 @@ type knowledgeBody struct {
 // session commit linked), the graph as SVG, and MEMORY.md. ?state= keeps one state.
 func (s *Server) knowledgePage(w http.ResponseWriter, r *http.Request) {
 	state := r.URL.Query().Get("state")
-	if state != "" && state != ckptsync.StatePending && state != ckptsync.StateAccepted && state != ckptsync.StateRejected {
+	if state != "" && state != knowledge.StatePending && state != knowledge.StateAccepted && state != knowledge.StateRejected {
 		s.fail(w, badInput("state %q: want pending, accepted or rejected", cut(state, 20)))
 		return
 	}
@@ -51,10 +51,10 @@ func (s *Server) knowledgePage(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	kg, err := s.svc.KnowledgeGraph()
+	kg, err := knowledge.Load(s.opts.Store)
 	var memory []byte
 	if err == nil {
-		memory, err = os.ReadFile(filepath.Join(s.opts.Store.KnowledgeDir(), ckptsync.MemoryFile))
+		memory, err = os.ReadFile(filepath.Join(s.opts.Store.KnowledgeDir(), knowledge.MemoryFile))
 		if errors.Is(err, fs.ErrNotExist) {
 			err = nil
 		}

@@ -8,6 +8,8 @@ import (
 	"net"
 	"strconv"
 	"strings"
+
+	"github.com/ckpt-dev/ckpt/internal/hint"
 )
 
 // Sentinel errors of Listen, compared with errors.Is. Both are usage errors.
@@ -59,7 +61,7 @@ func Listen(addr string, allowRemote bool) (*Listener, error) {
 		if shown == "" {
 			shown = "every interface"
 		}
-		return nil, fmt.Errorf("%q: %w (%s)\nhint: ckpt ui binds 127.0.0.1 unless --allow-remote is given; then it asks for a token", addr, ErrNotLoopback, shown)
+		return nil, hint.New(fmt.Errorf("%q: %w (%s)", addr, ErrNotLoopback, shown), "ckpt ui binds 127.0.0.1 unless --allow-remote is given; then it asks for a token")
 	}
 	ln, err := net.Listen(network, net.JoinHostPort(bind, port))
 	if err != nil {

@@ -5,9 +5,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
+	"github.com/ckpt-dev/ckpt/knowledge"
 	"github.com/ckpt-dev/ckpt/repo"
 	"github.com/ckpt-dev/ckpt/search"
-	ckptsync "github.com/ckpt-dev/ckpt/sync"
 )
 
 // searchLimit bounds one page of hits.
@@ -88,13 +89,13 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) {
 func hitOf(h search.Hit) hitView {
 	v := hitView{Session: h.Session, Commit: h.Commit.String(), Short: repo.ShortHash(h.Commit), File: h.File,
 		Section: string(h.Section), Line: h.Line, Time: h.Time, Current: h.Current}
-	v.Knowledge = h.Session == search.KnowledgeSession && (h.File == ckptsync.KnowledgeFile || h.File == ckptsync.MemoryFile)
+	v.Knowledge = h.Session == search.KnowledgeSession && (h.File == knowledge.File || h.File == knowledge.MemoryFile)
 	switch {
 	case v.Knowledge:
 		v.URL = "/knowledge"
 	default:
 		v.URL = commitURL(h.Session, v.Commit)
-		if h.File != ckptsync.CheckpointFile {
+		if h.File != checkpoint.File {
 			v.URL = withQuery(v.URL, "file", h.File)
 		}
 		if h.Section != "" {

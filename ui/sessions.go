@@ -133,7 +133,7 @@ func (s *Server) sessionRows(ids []repo.SessionID) ([]history.Session, error) {
 			c := lp.Commits[0]
 			ss.Head, ss.Time, ss.Trigger, ss.Full, ss.Subject = c.Hash, c.Time, c.Trigger, c.Full, c.Subject
 		}
-		if n, err := s.svc.PendingNotes(r); err == nil {
+		if n, err := s.sync.PendingNotes(r); err == nil {
 			ss.PendingNotes = n
 		}
 		out = append(out, ss)

@@ -5,10 +5,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/history"
 	"github.com/ckpt-dev/ckpt/repo"
 	"github.com/ckpt-dev/ckpt/sections"
-	ckptsync "github.com/ckpt-dev/ckpt/sync"
 )
 
 // commitsPerPage is the timeline's page: the first page of a 10,000-commit session reads
@@ -105,9 +105,9 @@ func (s *Server) timelinePage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	body := timelineBody{Section: q.Get("section"), Trigger: q.Get("trigger"), Cursor: q.Get("cursor"), Triggers: ckptsync.Triggers}
-	if body.Trigger != "" && !slices.Contains(ckptsync.Triggers, body.Trigger) {
-		s.fail(w, badInput("trigger %q: want one of %v", cut(body.Trigger, 20), ckptsync.Triggers))
+	body := timelineBody{Section: q.Get("section"), Trigger: q.Get("trigger"), Cursor: q.Get("cursor"), Triggers: triggerNames}
+	if body.Trigger != "" && !slices.Contains(triggerNames, body.Trigger) {
+		s.fail(w, badInput("trigger %q: want one of %v", cut(body.Trigger, 20), triggerNames))
 		return
 	}
 	if err := checkParam("section", body.Section); err != nil {
@@ -177,3 +177,12 @@ func checkParam(name, v string) error {
 	}
 	return nil
 }
+
+// triggerNames are the triggers a timeline can be filtered by.
+var triggerNames = func() []string {
+	out := make([]string, len(checkpoint.Triggers))
+	for i, t := range checkpoint.Triggers {
+		out[i] = string(t)
+	}
+	return out
+}()

@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/history"
 	"github.com/ckpt-dev/ckpt/internal/config"
 	"github.com/ckpt-dev/ckpt/repo"
@@ -41,7 +42,8 @@ type Options struct {
 // Server serves the UI of one store.
 type Server struct {
 	opts Options
-	svc  *ckptsync.Service
+	svc  *checkpoint.Service
+	sync *ckptsync.Service
 	hist *history.Reader
 	view *views
 	mux  *http.ServeMux
@@ -64,8 +66,8 @@ func New(o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	svc := ckptsync.New(o.Store, o.Config)
-	s := &Server{opts: o, svc: svc, hist: history.New(svc), view: v}
+	svc := checkpoint.New(o.Store, o.Config)
+	s := &Server{opts: o, svc: svc, sync: ckptsync.New(svc), hist: history.New(svc), view: v}
 	s.routes()
 	return s, nil
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	ckptsync "github.com/ckpt-dev/ckpt/sync"
+	"github.com/ckpt-dev/ckpt/knowledge"
 )
 
 func TestParseUnifiedAndSplit(t *testing.T) {
@@ -79,10 +79,10 @@ func TestMarkdownShowsHTMLAsText(t *testing.T) {
 }
 
 func TestGraphSVG(t *testing.T) {
-	p := func(s string) []ckptsync.Provenance {
-		return []ckptsync.Provenance{{Session: s, Commit: "abc1234", Time: "2026-04-01T22:00Z"}}
+	p := func(s string) []knowledge.Provenance {
+		return []knowledge.Provenance{{Session: s, Commit: "abc1234", Time: "2026-04-01T22:00Z"}}
 	}
-	entries := []*ckptsync.KGEntry{
+	entries := []*knowledge.Entry{
 		{ID: "K-00000001", State: "accepted", Text: "Use <b>blake3</b> & \"quotes\"", Provenance: p("alpha")},
 		{ID: "K-00000002", State: "pending", Text: "Key per session", Provenance: p("beta"), Supersedes: []string{"K-00000001"}},
 		{ID: "K-00000003", State: "rejected", Text: "Loop a", Supersedes: []string{"K-00000004"}},

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
@@ -17,7 +18,11 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/internal/config"
+	"github.com/ckpt-dev/ckpt/internal/hint"
+	"github.com/ckpt-dev/ckpt/internal/home"
+	"github.com/ckpt-dev/ckpt/remote"
 	"github.com/ckpt-dev/ckpt/repo"
 	ckptsync "github.com/ckpt-dev/ckpt/sync"
 	"github.com/ckpt-dev/ckpt/templates"
@@ -33,12 +38,17 @@ const (
 	exitConflict = 5
 )
 
-// Env is what a command may touch of the outside world; tests replace it.
+// Env is what a command may touch of the outside world; tests replace it. Every
+// environment variable, the working directory and every PATH lookup are read through it.
 type Env struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
 	Getenv func(string) string
+	// Getwd is the working directory (os.Getwd).
+	Getwd func() (string, error)
+	// LookPath finds a program on PATH (exec.LookPath).
+	LookPath func(string) (string, error)
 	// Color is true when stdout is a terminal and NO_COLOR is unset.
 	Color bool
 	// Progress is true when stderr is a terminal: long operations show progress there.
@@ -46,10 +56,22 @@ type Env struct {
 }
 
 func stdEnv() *Env {
-	force := os.Getenv("CLICOLOR_FORCE")
-	color := (term.IsTerminal(int(os.Stdout.Fd())) || (force != "" && force != "0")) && os.Getenv("NO_COLOR") == ""
-	return &Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Color: color, Progress: term.IsTerminal(int(os.Stderr.Fd()))}
+	env := &Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Getwd: os.Getwd, LookPath: exec.LookPath}
+	force := env.Getenv("CLICOLOR_FORCE")
+	env.Color = (term.IsTerminal(int(os.Stdout.Fd())) || (force != "" && force != "0")) && env.Getenv("NO_COLOR") == ""
+	env.Progress = term.IsTerminal(int(os.Stderr.Fd()))
+	return env
 }
+
+// in returns a copy of e whose working directory is dir.
+func (e *Env) in(dir string) *Env {
+	c := *e
+	c.Getwd = func() (string, error) { return dir, nil }
+	return &c
+}
+
+// userHome is the user's home directory ($HOME), "" when unset.
+func (e *Env) userHome() string { return e.Getenv("HOME") }
 
 // exitError carries an exit code other than 1.
 type exitError struct {
@@ -89,12 +111,17 @@ func Main(args []string, env *Env) int {
 		return int(silent)
 	}
 	// Errors quote URLs (git's own messages do): never a password.
-	msg, hint, _ := strings.Cut(repo.MaskURLs(err.Error()), "\nhint: ")
-	fmt.Fprintf(env.Stderr, "ckpt: %s\n", msg)
-	if hint != "" {
-		fmt.Fprintf(env.Stderr, "ckpt: hint: %s\n", hint)
-	}
+	printError(env.Stderr, err)
 	return exitCode(err)
+}
+
+// printError prints err as `ckpt: <message>` and its hint as `ckpt: hint: <hint>`. Errors
+// quote URLs (git's own messages do): never a password.
+func printError(w io.Writer, err error) {
+	fmt.Fprintf(w, "ckpt: %s\n", repo.MaskURLs(err.Error()))
+	if h := hint.Of(err); h != "" {
+		fmt.Fprintf(w, "ckpt: hint: %s\n", repo.MaskURLs(h))
+	}
 }
 
 func exitCode(err error) int {
@@ -105,11 +132,11 @@ func exitCode(err error) int {
 	case errors.Is(err, repo.ErrInvalidSession), errors.Is(err, templates.ErrUnknown),
 		errors.Is(err, repo.ErrInvalidName), errors.Is(err, repo.ErrBadWorktree):
 		return exitUsage
-	case errors.Is(err, ckptsync.ErrRejected):
+	case errors.Is(err, checkpoint.ErrRejected):
 		return exitRejected
 	case errors.Is(err, repo.ErrBusy):
 		return exitBusy
-	case errors.Is(err, ckptsync.ErrConflict):
+	case errors.Is(err, remote.ErrConflict):
 		return exitConflict
 	}
 	return exitFailure
@@ -129,7 +156,13 @@ enclosing git work tree (else in the current directory). A command that works on
 session takes -s ID or $CKPT_SESSION.
 
 Exit codes: 0 ok (also "nothing to commit"), 1 failure, 2 usage error, 3 checkpoint
-rejected by check, 4 busy (lock timeout), 5 merge conflict left for resolution.`,
+rejected by check, 4 busy (lock timeout), 5 merge conflict left for resolution.
+
+Examples:
+  ckpt init -s alpha
+  agent-writes-checkpoint | ckpt write -s alpha
+  ckpt log -s alpha --section "Key Decisions"
+  ckpt hooks install --git --claude`,
 		Reader:                 env.Stdin,
 		Writer:                 env.Stdout,
 		ErrWriter:              env.Stderr,
@@ -144,7 +177,7 @@ rejected by check, 4 busy (lock timeout), 5 merge conflict left for resolution.`
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return usageError("unknown command %q\nhint: ckpt --help lists the commands", c.Args().First())
+				return hint.New(usageError("unknown command %q", c.Args().First()), "ckpt --help lists the commands")
 			}
 			return cli.ShowAppHelp(c)
 		},
@@ -221,18 +254,21 @@ func allowShrinkFlag() cli.Flag {
 // noArgs rejects stray positional arguments, which are usually a mistyped flag.
 func noArgs(c *cli.Context) error {
 	if c.NArg() > 0 {
-		return usageError("unexpected argument %q\nhint: ckpt %s --help", c.Args().First(), c.Command.Name)
+		return hint.New(usageError("unexpected argument %q", c.Args().First()), "ckpt %s --help", c.Command.Name)
 	}
 	return nil
 }
 
-// app is what a command needs once its flags are read: the store, the config, the service.
+// app is what a command needs once its flags are read: the store, the config, and the
+// domain services over them.
 type app struct {
-	env   *Env
-	home  string
-	store *repo.Store
-	cfg   *config.Config
-	svc   *ckptsync.Service
+	env    *Env
+	home   string
+	store  *repo.Store
+	cfg    *config.Config
+	svc    *checkpoint.Service // the one path to a commit
+	sync   *ckptsync.Service
+	remote *remote.Service
 }
 
 func open(c *cli.Context, env *Env) (*app, error) {
@@ -241,11 +277,12 @@ func open(c *cli.Context, env *Env) (*app, error) {
 
 // openHome opens the store at home (or the one found from the current directory).
 func openHome(flag string, env *Env) (*app, error) {
-	home, err := findHome(flag, env)
+	cwd, err := env.Getwd()
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := config.Load(home)
+	dir := home.Find(flag, cwd)
+	cfg, err := config.Load(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -277,9 +314,12 @@ func openHome(flag string, env *Env) (*app, error) {
 	if e := firstNonEmpty(env.Getenv("CKPT_AUTHOR_EMAIL"), env.Getenv("GIT_AUTHOR_EMAIL")); e != "" {
 		opts.Author.Email = e
 	}
-	st := repo.NewStore(home, opts)
-	warnOpenHome(env, home)
-	return &app{env: env, home: home, store: st, cfg: cfg, svc: ckptsync.New(st, cfg)}, nil
+	st := repo.NewStore(dir, opts)
+	warnOpenHome(env, dir)
+	cp := checkpoint.New(st, cfg)
+	rm := remote.New(cp)
+	cp.FinishPull = rm.FinishPull // every commit first finishes a pull that was killed
+	return &app{env: env, home: dir, store: st, cfg: cfg, svc: cp, sync: ckptsync.New(cp), remote: rm}, nil
 }
 
 // warnOpenHome says when others can write into the store: they could change any checkpoint
@@ -301,36 +341,6 @@ func firstNonEmpty(vs ...string) string {
 	return ""
 }
 
-// findHome resolves the store: the flag (or CKPT_HOME), else the .ckpt directory we are
-// inside, else .ckpt/ at the top of the enclosing git work tree, else ./.ckpt.
-func findHome(flag string, env *Env) (string, error) {
-	if flag != "" {
-		return filepath.Abs(flag)
-	}
-	cwd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	top := ""
-	for d := cwd; ; d = filepath.Dir(d) {
-		if filepath.Base(d) == ".ckpt" {
-			return d, nil
-		}
-		if top == "" {
-			if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
-				top = d
-			}
-		}
-		if filepath.Dir(d) == d {
-			break
-		}
-	}
-	if top == "" {
-		top = cwd
-	}
-	return filepath.Join(top, ".ckpt"), nil
-}
-
 // ensureHome creates the store directory, with a .gitignore so that a store inside a git
 // work tree never shows up in that repository's status.
 func (a *app) ensureHome() error {
@@ -348,7 +358,7 @@ func (a *app) ensureHome() error {
 func sessionID(c *cli.Context) (repo.SessionID, error) {
 	s := c.String("session")
 	if !c.IsSet("session") && s == "" {
-		return "", usageError("no session given\nhint: pass -s ID or set CKPT_SESSION; ckpt sessions lists them")
+		return "", hint.New(usageError("no session given"), "pass -s ID or set CKPT_SESSION; ckpt sessions lists them")
 	}
 	id, err := repo.ParseSessionID(s)
 	if err != nil {
@@ -365,9 +375,41 @@ func (a *app) session(c *cli.Context) (*repo.Repo, error) {
 	}
 	r, err := a.store.Open(id)
 	if errors.Is(err, repo.ErrNotFound) {
-		return nil, fmt.Errorf("%w\nhint: ckpt init -s %s creates it; ckpt sessions lists the sessions in %s", err, id, a.home)
+		return nil, hint.New(err, "ckpt init -s %s creates it; ckpt sessions lists the sessions in %s", id, a.home)
 	}
 	return r, err
+}
+
+// oneOrAll refuses anything but exactly one of -s ID and --all.
+func oneOrAll(c *cli.Context) error {
+	if c.Bool("all") == (c.String("session") != "") {
+		return usageError("give -s ID or --all")
+	}
+	return nil
+}
+
+// sessionsOrAll opens the session of -s, or every session with --all.
+func (a *app) sessionsOrAll(c *cli.Context) ([]*repo.Repo, error) {
+	if !c.Bool("all") {
+		r, err := a.session(c)
+		if err != nil {
+			return nil, err
+		}
+		return []*repo.Repo{r}, nil
+	}
+	ids, err := a.store.SessionIDs()
+	if err != nil {
+		return nil, err
+	}
+	rs := make([]*repo.Repo, 0, len(ids))
+	for _, id := range ids {
+		r, err := a.store.Open(id)
+		if err != nil {
+			return nil, err
+		}
+		rs = append(rs, r)
+	}
+	return rs, nil
 }
 
 // openSession opens the store and the session named by -s: what most commands start with.
@@ -392,9 +434,17 @@ func printJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// relPath shows p relative to the current directory when it is below it.
-func relPath(p string) string {
-	cwd, err := os.Getwd()
+// absIn is p made absolute against dir.
+func absIn(dir, p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(dir, p)
+}
+
+// relPath shows p relative to the working directory when it is below it.
+func (e *Env) relPath(p string) string {
+	cwd, err := e.Getwd()
 	if err != nil {
 		return p
 	}

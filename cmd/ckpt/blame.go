@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/ckpt-dev/ckpt/internal/hint"
 )
 
 func blameCommand(env *Env) *cli.Command {
@@ -36,7 +38,7 @@ func runBlame(c *cli.Context, env *Env) error {
 		return err
 	}
 	if c.String("section") == "" {
-		return usageError("no section given\nhint: ckpt blame -s ID --section S (an id such as 🔑 or §3, its number, or the heading text)")
+		return hint.New(usageError("no section given"), "ckpt blame -s ID --section S (an id such as 🔑 or §3, its number, or the heading text)")
 	}
 	a, r, err := openSession(c, env)
 	if err != nil {

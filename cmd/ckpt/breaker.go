@@ -16,37 +16,35 @@ func breakerCommand(env *Env) *cli.Command {
 		Usage: "inspect or reset the circuit breaker of a session",
 		Description: `After breaker.failures (3) checkpoints of a session fail in a row, its breaker opens:
 hooks and ticks then take sparse checkpoints only. Recovery is manual (seed 002): look at
-the reason, fix it, then ckpt breaker reset -s ID.`,
+the reason, fix it, then ckpt breaker reset -s ID.
+
+Examples:
+  ckpt breaker status
+  ckpt breaker reset -s alpha`,
 		Subcommands: []*cli.Command{
 			{
 				Name: "status", Usage: "show breakers (all sessions, or -s ID)",
+				Description: `Shows each breaker: open since when and why, or closed with its count of
+failures in a row.
+
+Examples:
+  ckpt breaker status
+  ckpt breaker status -s alpha --json`,
 				Flags:  []cli.Flag{sessionFlag(), jsonFlag()},
 				Action: func(c *cli.Context) error { return runBreakerStatus(c, env) },
 			},
 			{
 				Name: "reset", Usage: "close a session's breaker",
+				Description: `Closes the breaker and forgets its failures; hooks and ticks take full
+checkpoints again. Leaves a receipt in state/ticks.jsonl.
+
+Example:
+  ckpt breaker reset -s alpha`,
 				Flags:  []cli.Flag{sessionFlag()},
 				Action: func(c *cli.Context) error { return runBreakerReset(c, env) },
 			},
 		},
 	}
-}
-
-type breakerJSON struct {
-	Session   string `json:"session"`
-	Open      bool   `json:"open"`
-	Failures  int    `json:"failures"`
-	Reason    string `json:"reason,omitempty"`
-	OpenedAt  string `json:"opened_at,omitempty"`
-	LastError string `json:"last_error,omitempty"`
-}
-
-func toBreakerJSON(id string, b hooks.Breaker) breakerJSON {
-	j := breakerJSON{Session: id, Open: b.Open, Failures: b.Failures, Reason: b.Reason, LastError: b.LastError}
-	if !b.OpenedAt.IsZero() {
-		j.OpenedAt = b.OpenedAt.UTC().Format(time.RFC3339)
-	}
-	return j
 }
 
 func runBreakerStatus(c *cli.Context, env *Env) error {
@@ -78,13 +76,13 @@ func runBreakerStatus(c *cli.Context, env *Env) error {
 		}
 	}
 	sort.Strings(ids)
-	out := make([]breakerJSON, 0, len(ids))
+	out := make([]hooks.BreakerReport, 0, len(ids))
 	for _, id := range ids {
 		var b hooks.Breaker
 		if s := st.Sessions[id]; s != nil {
 			b = s.Breaker
 		}
-		out = append(out, toBreakerJSON(id, b))
+		out = append(out, b.Report(id))
 	}
 	if c.Bool("json") {
 		return printJSON(env.Stdout, out)
@@ -110,7 +108,7 @@ func runBreakerReset(c *cli.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	before, err := hooks.NewRunner(a.svc).Reset(r.ID)
+	before, err := hooks.NewRunner(a.svc, a.sync).Reset(r.ID)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/sections"
 	ckptsync "github.com/ckpt-dev/ckpt/sync"
 )
@@ -57,48 +58,16 @@ func runCheck(c *cli.Context, env *Env) error {
 	if c.NArg() > 1 {
 		return usageError("check takes one FILE at most")
 	}
+	if c.NArg() == 1 && c.IsSet("session") {
+		return usageError("give -s ID or FILE, not both")
+	}
 	a, err := open(c, env)
 	if err != nil {
 		return err
 	}
-	var file, tmpl string
-	var content []byte
-	var opts ckptsync.CheckOptions
-	if c.NArg() == 1 {
-		if c.IsSet("session") {
-			return usageError("give -s ID or FILE, not both")
-		}
-		file = c.Args().First()
-		content, err = os.ReadFile(file)
-		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("%s: no such file", file)
-		}
-		if err != nil {
-			return err
-		}
-		tmpl = c.String("template")
-		if tmpl == "" {
-			tmpl = a.svc.GuessTemplate(content)
-		}
-	} else {
-		r, err := a.session(c)
-		if err != nil {
-			return err
-		}
-		if !c.Bool("allow-shrink") {
-			if opts.Previous, opts.Elsewhere, err = a.svc.ShrinkBase(r); err != nil {
-				return err
-			}
-		}
-		p := r.WorkPath(ckptsync.CheckpointFile)
-		file = relPath(p)
-		if content, err = os.ReadFile(p); err != nil {
-			return fmt.Errorf("%s: %w", file, err)
-		}
-		tmpl = c.String("template")
-		if tmpl == "" {
-			tmpl = r.Template()
-		}
+	file, content, tmpl, opts, err := a.checkTarget(c)
+	if err != nil {
+		return err
 	}
 	t, err := a.svc.LoadTemplate(tmpl)
 	if err != nil {
@@ -129,4 +98,40 @@ func runCheck(c *cli.Context, env *Env) error {
 		return silentExit(exitRejected)
 	}
 	return nil
+}
+
+// checkTarget reads what check checks: FILE, against --template or the template whose
+// headings match best; or the session's checkpoint on disk, against --template or the
+// session's, with the shrink guard's base unless --allow-shrink.
+func (a *app) checkTarget(c *cli.Context) (file string, content []byte, tmpl string, opts checkpoint.CheckOptions, err error) {
+	tmpl = c.String("template")
+	if c.NArg() == 1 {
+		file = c.Args().First()
+		content, err = os.ReadFile(file)
+		if errors.Is(err, fs.ErrNotExist) {
+			err = fmt.Errorf("%s: no such file", file)
+		}
+		if err == nil && tmpl == "" {
+			tmpl = a.svc.GuessTemplate(content)
+		}
+		return file, content, tmpl, opts, err
+	}
+	r, err := a.session(c)
+	if err != nil {
+		return "", nil, "", opts, err
+	}
+	if !c.Bool("allow-shrink") {
+		if opts.Previous, opts.Elsewhere, err = a.svc.ShrinkBase(r); err != nil {
+			return "", nil, "", opts, err
+		}
+	}
+	p := r.WorkPath(checkpoint.File)
+	file = a.env.relPath(p)
+	if content, err = os.ReadFile(p); err != nil {
+		return file, nil, "", opts, fmt.Errorf("%s: %w", file, err)
+	}
+	if tmpl == "" {
+		tmpl = r.Template()
+	}
+	return file, content, tmpl, opts, nil
 }

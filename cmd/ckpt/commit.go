@@ -7,9 +7,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
+	"github.com/ckpt-dev/ckpt/internal/hint"
 	"github.com/ckpt-dev/ckpt/repo"
 	"github.com/ckpt-dev/ckpt/sections"
-	ckptsync "github.com/ckpt-dev/ckpt/sync"
 )
 
 func commitCommand(env *Env) *cli.Command {
@@ -26,7 +27,7 @@ Examples:
 		Flags: []cli.Flag{
 			sessionFlag(),
 			&cli.StringFlag{Name: "message", Aliases: []string{"m"}, Usage: "describe the change in the commit subject"},
-			&cli.StringFlag{Name: "trigger", Value: "manual", Usage: "what caused the commit: " + strings.Join(ckptsync.Triggers, ", ")},
+			&cli.StringFlag{Name: "trigger", Value: string(checkpoint.TriggerManual), Usage: "what caused the commit: " + triggerList()},
 			allowShrinkFlag(),
 			jsonFlag(),
 		},
@@ -38,16 +39,24 @@ func runCommit(c *cli.Context, env *Env) error {
 	if err := noArgs(c); err != nil {
 		return err
 	}
-	trigger := c.String("trigger")
-	if !ckptsync.ValidTrigger(trigger) {
-		return usageError("--trigger %q: want one of %s", trigger, strings.Join(ckptsync.Triggers, ", "))
+	trigger, err := checkpoint.ParseTrigger(c.String("trigger"))
+	if err != nil {
+		return &exitError{exitUsage, fmt.Errorf("--%w", err)}
 	}
 	a, r, err := openSession(c, env)
 	if err != nil {
 		return err
 	}
-	res, err := a.svc.CommitDisk(r, ckptsync.CommitOptions{Trigger: trigger, Message: c.String("message"), AllowShrink: c.Bool("allow-shrink")})
+	res, err := a.svc.CommitDisk(r, checkpoint.CommitOptions{Trigger: trigger, Message: c.String("message"), AllowShrink: c.Bool("allow-shrink")})
 	return a.reportCommit(c, r, res, err)
+}
+
+func triggerList() string {
+	names := make([]string, len(checkpoint.Triggers))
+	for i, t := range checkpoint.Triggers {
+		names[i] = string(t)
+	}
+	return strings.Join(names, ", ")
 }
 
 // commitJSON is what write, commit, restore and sync print with --json.
@@ -60,16 +69,16 @@ type commitJSON struct {
 	Files    []string `json:"files"`
 	Warnings []string `json:"warnings"`
 	// Autosave is the commit of uncommitted bytes found before the command replaced files.
-	Autosave *ckptsync.Autosave `json:"autosave,omitempty"`
-	Repaired []string           `json:"repaired,omitempty"`
-	Kept     []string           `json:"kept,omitempty"`
+	Autosave *checkpoint.Autosave `json:"autosave,omitempty"`
+	Repaired []string             `json:"repaired,omitempty"`
+	Kept     []string             `json:"kept,omitempty"`
 }
 
 // reportCommit prints the outcome of a commit: check messages, the commit made or "nothing
 // to commit", or the rejection (exit 3).
-func (a *app) reportCommit(c *cli.Context, r *repo.Repo, res ckptsync.Result, err error) error {
-	file := relPath(r.WorkPath(ckptsync.CheckpointFile))
-	var rej *ckptsync.RejectedError
+func (a *app) reportCommit(c *cli.Context, r *repo.Repo, res checkpoint.Result, err error) error {
+	file := a.env.relPath(r.WorkPath(checkpoint.File))
+	var rej *checkpoint.RejectedError
 	if errors.As(err, &rej) {
 		printAutosave(a.env, r, res.Autosave)
 		printFindings(a.env, file, rej.Findings)
@@ -80,7 +89,7 @@ func (a *app) reportCommit(c *cli.Context, r *repo.Repo, res ckptsync.Result, er
 			}
 		}
 		rev := strings.TrimPrefix(rej.Ref, "refs/ckpt/")
-		return &exitError{exitRejected, fmt.Errorf("%s: checkpoint rejected: %d error(s), nothing committed; the bytes are kept as %s\nhint: ckpt show -s %s --rev %s shows them", file, n, rev, r.ID, rev)}
+		return &exitError{exitRejected, hint.New(fmt.Errorf("%s: checkpoint rejected: %d error(s), nothing committed; the bytes are kept as %s", file, n, rev), "ckpt show -s %s --rev %s shows them", r.ID, rev)}
 	}
 	if err != nil {
 		return err
@@ -116,7 +125,7 @@ func (a *app) reportCommit(c *cli.Context, r *repo.Repo, res ckptsync.Result, er
 
 // printAutosave says, on standard error, what a command did with uncommitted bytes it
 // found in the work tree before replacing files there.
-func printAutosave(env *Env, r *repo.Repo, au *ckptsync.Autosave) {
+func printAutosave(env *Env, r *repo.Repo, au *checkpoint.Autosave) {
 	if au == nil {
 		return
 	}

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -37,16 +35,32 @@ Examples:
 		Subcommands: []*cli.Command{
 			{
 				Name: "install", Usage: "add ckpt's line to your crontab (or print a systemd timer)",
+				Description: `Adds (or replaces) this store's line in your crontab; every other line stays.
+Without a crontab command, prints the line and systemd units to set up by hand.
+
+Examples:
+  ckpt cron install
+  ckpt cron install --every 1h`,
 				Flags:  []cli.Flag{&cli.DurationFlag{Name: "every", Value: defaultEvery, Usage: "how often to tick: 1m…60m dividing an hour, or whole hours"}, jsonFlag()},
-				Action: func(c *cli.Context) error { return runCronVerb(c, env, "install") },
+				Action: func(c *cli.Context) error { return runCronVerb(c, env, hooks.Install) },
 			},
 			{
 				Name: "uninstall", Usage: "remove ckpt's line from your crontab",
+				Description: `Removes this store's line from your crontab; every other line stays.
+
+Example:
+  ckpt cron uninstall`,
 				Flags:  []cli.Flag{jsonFlag()},
-				Action: func(c *cli.Context) error { return runCronVerb(c, env, "uninstall") },
+				Action: func(c *cli.Context) error { return runCronVerb(c, env, hooks.Uninstall) },
 			},
 			{
 				Name: "tick", Usage: "take the checkpoints that are due, once",
+				Description: `What the cron line runs: for each session, the checkpoint that is due (full,
+sparse or none), one line each.
+
+Examples:
+  ckpt cron tick
+  ckpt cron tick --json`,
 				Flags:  []cli.Flag{jsonFlag()},
 				Action: func(c *cli.Context) error { return runTick(c, env) },
 			},
@@ -54,7 +68,7 @@ Examples:
 	}
 }
 
-func runCronVerb(c *cli.Context, env *Env, verb string) error {
+func runCronVerb(c *cli.Context, env *Env, verb hooks.Verb) error {
 	if err := noArgs(c); err != nil {
 		return err
 	}
@@ -62,13 +76,18 @@ func runCronVerb(c *cli.Context, env *Env, verb string) error {
 	if err != nil {
 		return err
 	}
-	st, err := a.cron(c, verb)
+	setup, err := a.cronSetup(c, verb)
+	if err != nil {
+		return err
+	}
+	st, err := hooks.ApplyCron(verb, setup)
 	if err != nil {
 		return err
 	}
 	if c.Bool("json") {
 		return printJSON(env.Stdout, st)
 	}
+	fmt.Fprint(env.Stdout, st.Units)
 	switch {
 	case st.Error != "":
 		fmt.Fprintln(env.Stderr, "ckpt: "+st.Error)
@@ -80,70 +99,42 @@ func runCronVerb(c *cli.Context, env *Env, verb string) error {
 	return nil
 }
 
-// crontab is the user's crontab through the crontab command ($CKPT_CRONTAB names another).
-func (a *app) crontab() (hooks.Crontab, error) {
-	path := a.env.Getenv("CKPT_CRONTAB")
-	if path == "" {
-		p, err := exec.LookPath("crontab")
-		if err != nil {
-			return nil, errNoCrontab
-		}
-		path = p
-	}
-	return hooks.SystemCrontab(path), nil
-}
-
-// cron installs, removes or inspects ckpt's crontab line. Without a crontab command,
-// install prints the line and a systemd timer to set up by hand.
-func (a *app) cron(c *cli.Context, verb string) (*cronStatus, error) {
+// cronSetup is what installing ckpt's cron line takes: the line, for this ckpt and store,
+// and the user's crontab.
+func (a *app) cronSetup(c *cli.Context, verb hooks.Verb) (hooks.CronSetup, error) {
+	s := hooks.CronSetup{Home: a.home, Every: defaultEvery}
 	if err := os.MkdirAll(a.home, repo.DirPerm); err != nil {
-		return nil, err
+		return s, err
 	}
 	exe, err := os.Executable()
 	if err != nil {
-		return nil, err
+		return s, err
 	}
 	if p, err := filepath.EvalSymlinks(exe); err == nil {
 		exe = p
 	}
-	every := defaultEvery
+	s.Ckpt = exe
 	if c.IsSet("every") {
-		every = c.Duration("every")
+		s.Every = c.Duration("every")
 	}
-	line, err := hooks.CronLine(every, exe, a.home)
-	if err != nil && verb == "install" {
-		return nil, &exitError{exitUsage, err}
+	if s.Line, err = hooks.CronLine(s.Every, exe, a.home); err != nil && verb == hooks.Install {
+		return s, &exitError{exitUsage, err}
 	}
-	ct, err := a.crontab()
-	if errors.Is(err, errNoCrontab) {
-		st := &cronStatus{Error: "no crontab command on this machine; add this line to your scheduler, or use the systemd units below"}
-		if verb == "install" {
-			svc, timer, uerr := hooks.SystemdUnits(every, exe, a.home)
-			if uerr != nil {
-				return nil, uerr
-			}
-			fmt.Fprintf(a.env.Stdout, "%s\n\n# ~/.config/systemd/user/ckpt-tick.service\n%s\n# ~/.config/systemd/user/ckpt-tick.timer\n%s\n# then: systemctl --user enable --now ckpt-tick.timer\n", line, svc, timer)
-		}
-		return st, nil
+	s.Crontab = a.crontab()
+	return s, nil
+}
+
+// crontab is the user's crontab through the crontab command ($CKPT_CRONTAB names another);
+// nil when there is no such command.
+func (a *app) crontab() hooks.Crontab {
+	path := a.env.Getenv("CKPT_CRONTAB")
+	if path == "" {
+		path, _ = a.env.LookPath("crontab")
 	}
-	if err != nil {
-		return nil, err
+	if path == "" {
+		return nil
 	}
-	switch verb {
-	case "install":
-		if _, err := hooks.InstallCron(ct, line); err != nil {
-			return nil, err
-		}
-	case "uninstall":
-		if _, err := hooks.UninstallCron(ct, a.home); err != nil {
-			return nil, err
-		}
-	}
-	got, ok, err := hooks.CronInstalled(ct, a.home)
-	if err != nil {
-		return nil, err
-	}
-	return &cronStatus{Installed: ok, Line: got}, nil
+	return hooks.SystemCrontab(path)
 }
 
 func runTick(c *cli.Context, env *Env) error {
@@ -154,7 +145,7 @@ func runTick(c *cli.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	outs, ran, err := hooks.NewRunner(a.svc).Tick()
+	outs, ran, err := hooks.NewRunner(a.svc, a.sync).Tick()
 	if err != nil {
 		return err
 	}

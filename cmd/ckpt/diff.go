@@ -6,9 +6,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/history"
 	"github.com/ckpt-dev/ckpt/sections"
-	ckptsync "github.com/ckpt-dev/ckpt/sync"
 )
 
 func diffCommand(env *Env) *cli.Command {
@@ -30,7 +30,7 @@ Examples:
 			&cli.StringFlag{Name: "from", Usage: "older revision `REV` (default: the parent of --to)"},
 			&cli.StringFlag{Name: "to", Value: "HEAD", Usage: "newer revision `REV`"},
 			&cli.StringFlag{Name: "section", Usage: "only section `S`"},
-			&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Value: ckptsync.CheckpointFile, Usage: "the file `NAME` to compare"},
+			&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Value: checkpoint.File, Usage: "the file `NAME` to compare"},
 			jsonFlag(),
 		},
 		Action: func(c *cli.Context) error { return runDiff(c, env) },

@@ -49,32 +49,16 @@ func runDoctor(c *cli.Context, env *Env) error {
 	if err := noArgs(c); err != nil {
 		return err
 	}
-	if c.Bool("all") == (c.String("session") != "") {
-		return usageError("give -s ID or --all")
+	if err := oneOrAll(c); err != nil {
+		return err
 	}
 	a, err := open(c, env)
 	if err != nil {
 		return err
 	}
-	var rs []*repo.Repo
-	if c.Bool("all") {
-		ids, err := a.store.SessionIDs()
-		if err != nil {
-			return err
-		}
-		for _, id := range ids {
-			r, err := a.store.Open(id)
-			if err != nil {
-				return err
-			}
-			rs = append(rs, r)
-		}
-	} else {
-		r, err := a.session(c)
-		if err != nil {
-			return err
-		}
-		rs = append(rs, r)
+	rs, err := a.sessionsOrAll(c)
+	if err != nil {
+		return err
 	}
 	out := []doctorJSON{}
 	left := 0

@@ -8,6 +8,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
+	"github.com/ckpt-dev/ckpt/remote"
 	"github.com/ckpt-dev/ckpt/repo"
 )
 
@@ -80,54 +82,24 @@ func runGC(c *cli.Context, env *Env) error {
 	if err := noArgs(c); err != nil {
 		return err
 	}
-	if c.Bool("all") == (c.String("session") != "") {
-		return usageError("give -s ID or --all")
+	if err := oneOrAll(c); err != nil {
+		return err
 	}
 	a, err := open(c, env)
 	if err != nil {
 		return err
 	}
-	o := repo.SquashOptions{Force: c.Bool("force"), DryRun: c.Bool("dry-run")}
-	if s := c.String("squash-sparse-older-than"); s != "" {
-		age, err := parseAge(s)
-		if err != nil {
-			return &exitError{exitUsage, err}
-		}
-		o.OlderThan = a.store.Opts.Now().Add(-age)
+	o, err := gcOptions(c, a.store.Opts.Now())
+	if err != nil {
+		return err
 	}
-	if s := c.String("prune"); s == "now" {
-		o.PruneBefore = time.Now()
-	} else {
-		age, err := parseAge(s)
-		if err != nil {
-			return &exitError{exitUsage, fmt.Errorf("--prune: %w", err)}
-		}
-		// File times are the wall clock's, whatever CKPT_NOW says.
-		o.PruneBefore = time.Now().Add(-age)
-	}
-	var rs []*repo.Repo
-	if c.Bool("all") {
-		ids, err := a.store.SessionIDs()
-		if err != nil {
-			return err
-		}
-		for _, id := range ids {
-			r, err := a.store.Open(id)
-			if err != nil {
-				return err
-			}
-			rs = append(rs, r)
-		}
-	} else {
-		r, err := a.session(c)
-		if err != nil {
-			return err
-		}
-		rs = append(rs, r)
+	rs, err := a.sessionsOrAll(c)
+	if err != nil {
+		return err
 	}
 	var out []gcJSON
 	for _, r := range rs {
-		rep, err := a.svc.GC(r, o)
+		rep, err := a.remote.GC(r, o)
 		if err != nil {
 			return fmt.Errorf("%s: %w", r.ID, err)
 		}
@@ -137,29 +109,56 @@ func runGC(c *cli.Context, env *Env) error {
 			j.Squashed += run.Count
 		}
 		out = append(out, j)
-		if c.Bool("json") {
-			continue
-		}
-		verb := "squashed"
-		if o.DryRun {
-			verb = "would squash"
-		}
-		for _, run := range rep.Runs {
-			fmt.Fprintf(env.Stdout, "%s: %s %d sparse checkpoints %s..%s (%s to %s)\n", r.ID, verb, run.Count,
-				repo.ShortHash(run.First), repo.ShortHash(run.Last), run.From.UTC().Format(time.RFC3339), run.To.UTC().Format(time.RFC3339))
-		}
-		if rep.RewrotePushed && !o.DryRun {
-			fmt.Fprintf(env.Stderr, "ckpt: warning: %s: rewrote history a remote has (%s → %s); the next push needs --force\n", r.ID, repo.ShortHash(rep.Before), repo.ShortHash(rep.After))
-		}
-		if rep.Kept > 0 && len(rep.Runs) == 0 && o.OlderThan != (time.Time{}) {
-			fmt.Fprintf(env.Stdout, "%s: %d pushed checkpoint(s) left as they are (--force rewrites them)\n", r.ID, rep.Kept)
-		}
-		if !o.DryRun {
-			fmt.Fprintf(env.Stdout, "%s: %d objects packed, %d unreachable pruned, %d unreachable kept until older than --prune\n", r.ID, rep.Repack.Packed, rep.Repack.Pruned, rep.Repack.Kept)
+		if !c.Bool("json") {
+			printGC(env, r.ID, o, rep)
 		}
 	}
 	if c.Bool("json") {
 		return printJSON(env.Stdout, out)
 	}
 	return nil
+}
+
+// gcOptions reads gc's flags; now is the clock squash ages count from.
+func gcOptions(c *cli.Context, now time.Time) (remote.GCOptions, error) {
+	o := remote.GCOptions{SquashOptions: checkpoint.SquashOptions{Force: c.Bool("force"), DryRun: c.Bool("dry-run")}}
+	if s := c.String("squash-sparse-older-than"); s != "" {
+		age, err := parseAge(s)
+		if err != nil {
+			return o, &exitError{exitUsage, err}
+		}
+		o.OlderThan = now.Add(-age)
+	}
+	if s := c.String("prune"); s == "now" {
+		o.PruneBefore = time.Now()
+	} else {
+		age, err := parseAge(s)
+		if err != nil {
+			return o, &exitError{exitUsage, fmt.Errorf("--prune: %w", err)}
+		}
+		// File times are the wall clock's, whatever CKPT_NOW says.
+		o.PruneBefore = time.Now().Add(-age)
+	}
+	return o, nil
+}
+
+// printGC says what gc did to one session.
+func printGC(env *Env, id string, o remote.GCOptions, rep remote.GCReport) {
+	verb := "squashed"
+	if o.DryRun {
+		verb = "would squash"
+	}
+	for _, run := range rep.Runs {
+		fmt.Fprintf(env.Stdout, "%s: %s %d sparse checkpoints %s..%s (%s to %s)\n", id, verb, run.Count,
+			repo.ShortHash(run.First), repo.ShortHash(run.Last), run.From.UTC().Format(time.RFC3339), run.To.UTC().Format(time.RFC3339))
+	}
+	if rep.RewrotePushed && !o.DryRun {
+		fmt.Fprintf(env.Stderr, "ckpt: warning: %s: rewrote history a remote has (%s → %s); the next push needs --force\n", id, repo.ShortHash(rep.Before), repo.ShortHash(rep.After))
+	}
+	if rep.Kept > 0 && len(rep.Runs) == 0 && !o.OlderThan.IsZero() {
+		fmt.Fprintf(env.Stdout, "%s: %d pushed checkpoint(s) left as they are (--force rewrites them)\n", id, rep.Kept)
+	}
+	if !o.DryRun {
+		fmt.Fprintf(env.Stdout, "%s: %d objects packed, %d unreachable pruned, %d unreachable kept until older than --prune\n", id, rep.Repack.Packed, rep.Repack.Pruned, rep.Repack.Kept)
+	}
 }

@@ -1,15 +1,13 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
+	"slices"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/ckpt-dev/ckpt/hooks"
+	"github.com/ckpt-dev/ckpt/internal/hint"
 )
 
 func hooksCommand(env *Env) *cli.Command {
@@ -56,175 +54,126 @@ Examples:
   ckpt hooks status
   ckpt hooks uninstall --git`,
 		Subcommands: []*cli.Command{
-			{Name: "install", Usage: "install hooks", Flags: flags(), Action: func(c *cli.Context) error { return runHooks(c, env, "install") }},
-			{Name: "uninstall", Usage: "remove ckpt's hooks, restoring what was there", Flags: flags(), Action: func(c *cli.Context) error { return runHooks(c, env, "uninstall") }},
-			{Name: "status", Usage: "say what is installed where", Flags: flags(), Action: func(c *cli.Context) error { return runHooks(c, env, "status") }},
+			{
+				Name: "install", Usage: "install hooks", Flags: flags(),
+				Description: `Installs what the flags name (at least one): git hooks in --repo, Claude Code
+hooks in the --scope settings, the cron line, the merge driver. Installing again
+changes nothing.
+
+Examples:
+  ckpt hooks install --git --claude
+  ckpt hooks install --claude --scope user
+  ckpt hooks install --cron --every 30m`,
+				Action: func(c *cli.Context) error { return runHooks(c, env, hooks.Install) },
+			},
+			{
+				Name: "uninstall", Usage: "remove ckpt's hooks, restoring what was there", Flags: flags(),
+				Description: `Removes what the flags name and puts back, byte for byte, the hooks ckpt's
+had kept; every other setting stays.
+
+Examples:
+  ckpt hooks uninstall --git
+  ckpt hooks uninstall --claude --scope local`,
+				Action: func(c *cli.Context) error { return runHooks(c, env, hooks.Uninstall) },
+			},
+			{
+				Name: "status", Usage: "say what is installed where", Flags: flags(),
+				Description: `Says what is installed where; without flags, everything, in every Claude Code
+scope.
+
+Examples:
+  ckpt hooks status
+  ckpt hooks status --git --json`,
+				Action: func(c *cli.Context) error { return runHooks(c, env, hooks.Inspect) },
+			},
 		},
 	}
 }
 
-// hooksReport is what hooks install/uninstall/status print with --json.
-type hooksReport struct {
-	Ckpt        string                   `json:"ckpt"` // the ckpt on PATH, "" if none
-	Git         []hooks.GitHookStatus    `json:"git,omitempty"`
-	Claude      map[string][]string      `json:"claude,omitempty"` // settings file -> events
-	MCP         map[string]bool          `json:"mcp,omitempty"`    // .mcp.json -> ckpt registered
-	Cron        *cronStatus              `json:"cron,omitempty"`
-	MergeDriver *hooks.MergeDriverStatus `json:"merge_driver,omitempty"`
-}
-
-type cronStatus struct {
-	Installed bool   `json:"installed"`
-	Line      string `json:"line,omitempty"`
-	Error     string `json:"error,omitempty"`
-}
-
-func runHooks(c *cli.Context, env *Env, verb string) error {
+func runHooks(c *cli.Context, env *Env, verb hooks.Verb) error {
 	if err := noArgs(c); err != nil {
 		return err
 	}
-	all := !c.Bool("git") && !c.Bool("claude") && !c.Bool("cron") && !c.Bool("merge-driver") && !c.Bool("mcp")
-	if all && verb != "status" {
+	s := hooks.Setup{Git: c.Bool("git"), Claude: c.Bool("claude"), MCP: c.Bool("mcp"), Cron: c.Bool("cron"), MergeDriver: c.Bool("merge-driver"),
+		RepoDir: c.String("repo"), Scopes: []string{c.String("scope")}, UserHome: env.userHome()}
+	all := !s.Git && !s.Claude && !s.MCP && !s.Cron && !s.MergeDriver
+	if all && verb != hooks.Inspect {
 		return usageError("say what to %s: --git, --claude, --mcp, --cron or --merge-driver", verb)
 	}
-	if c.Bool("mcp") && c.IsSet("scope") && c.String("scope") != "project" {
-		return usageError("--mcp registers the server in the project's .mcp.json only\nhint: for your user scope run: claude mcp add --scope %s ckpt -- ckpt mcp", c.String("scope"))
+	if s.MCP && c.IsSet("scope") && c.String("scope") != "project" {
+		return hint.New(usageError("--mcp registers the server in the project's .mcp.json only"), "for your user scope run: claude mcp add --scope %s ckpt -- ckpt mcp", c.String("scope"))
+	}
+	if (all || s.Claude) && !slices.Contains(hooks.ClaudeScopes, c.String("scope")) {
+		return usageError("--scope %q: want project, local or user", c.String("scope"))
+	}
+	if verb == hooks.Inspect && !c.IsSet("scope") {
+		s.Scopes = hooks.ClaudeScopes
 	}
 	a, err := open(c, env)
 	if err != nil {
 		return err
 	}
-	repoDir := c.String("repo")
-	if repoDir == "" {
-		if repoDir, err = os.Getwd(); err != nil {
+	if s.RepoDir == "" {
+		if s.RepoDir, err = env.Getwd(); err != nil {
 			return err
 		}
 	}
-	rep := hooksReport{}
-	if p, err := exec.LookPath("ckpt"); err == nil {
-		rep.Ckpt = p
-	}
-	w := env.Stdout
-	if all || c.Bool("git") {
-		var st []hooks.GitHookStatus
-		switch verb {
-		case "install":
-			st, err = hooks.InstallGit(repoDir)
-		case "uninstall":
-			st, err = hooks.UninstallGit(repoDir)
-		default:
-			st, err = hooks.StatusGit(repoDir)
-		}
-		if err != nil && !(all && verb == "status") {
+	if all || s.Cron {
+		if s.Crontab, err = a.cronSetup(c, verb); err != nil {
 			return err
 		}
-		rep.Git = st
 	}
-	if all || c.Bool("claude") {
-		rep.Claude = map[string][]string{}
-		scopes := []string{c.String("scope")}
-		if verb == "status" && !c.IsSet("scope") {
-			scopes = []string{"project", "local", "user"}
-		}
-		home, _ := os.UserHomeDir()
-		project := projectDir(repoDir)
-		for _, scope := range scopes {
-			path, err := hooks.ClaudeSettingsPath(scope, project, home)
-			if err != nil {
-				return &exitError{exitUsage, err}
-			}
-			switch verb {
-			case "install":
-				_, err = hooks.InstallClaude(path)
-			case "uninstall":
-				_, err = hooks.UninstallClaude(path)
-			}
-			if err != nil {
-				return err
-			}
-			events, err := hooks.StatusClaude(path)
-			if err != nil {
-				return err
-			}
-			rep.Claude[path] = events
-		}
+	rep, err := hooks.Apply(verb, s)
+	if err != nil {
+		return err
 	}
-	if all || c.Bool("mcp") {
-		path := hooks.ClaudeMCPPath(projectDir(repoDir))
-		switch verb {
-		case "install":
-			_, err = hooks.InstallClaudeMCP(path)
-		case "uninstall":
-			_, err = hooks.UninstallClaudeMCP(path)
-		}
-		if err != nil {
-			return err
-		}
-		ok, err := hooks.StatusClaudeMCP(path)
-		if err != nil && !(all && verb == "status") {
-			return err
-		}
-		rep.MCP = map[string]bool{path: ok}
-	}
-	if all || c.Bool("cron") {
-		cs, err := a.cron(c, verb)
-		if err != nil && !(all && verb == "status") {
-			return err
-		}
-		rep.Cron = cs
-	}
-	if all || c.Bool("merge-driver") {
-		var st hooks.MergeDriverStatus
-		switch verb {
-		case "install":
-			st, _, err = hooks.InstallMergeDriver(repoDir)
-		case "uninstall":
-			st, _, err = hooks.UninstallMergeDriver(repoDir)
-		default:
-			st, err = hooks.StatusMergeDriver(repoDir)
-		}
-		if err != nil && !(all && verb == "status") {
-			return err
-		}
-		if err == nil {
-			rep.MergeDriver = &st
-		}
-	}
+	rep.Ckpt, _ = env.LookPath("ckpt")
 	if c.Bool("json") {
-		return printJSON(w, rep)
+		return printJSON(env.Stdout, rep)
 	}
+	printHooks(env, rep)
+	if rep.Ckpt == "" {
+		fmt.Fprintln(env.Stderr, "ckpt: warning: no ckpt on PATH: the hooks call the ckpt found on PATH and will skip checkpoints until there is one")
+	}
+	return nil
+}
+
+// printHooks says what is installed where, one line per hook.
+func printHooks(env *Env, rep hooks.Report) {
+	w := env.Stdout
 	for _, h := range rep.Git {
 		state := "not installed"
 		switch {
 		case h.Installed && h.Chained != "":
-			state = "installed, runs " + relPath(h.Chained) + " first"
+			state = "installed, runs " + env.relPath(h.Chained) + " first"
 		case h.Installed:
 			state = "installed"
 		case h.Foreign:
 			state = "not installed (another hook is there)"
 		}
-		fmt.Fprintf(w, "git %-18s %s: %s\n", h.Hook, relPath(h.Path), state)
+		fmt.Fprintf(w, "git %-18s %s: %s\n", h.Hook, env.relPath(h.Path), state)
 	}
 	for path, events := range rep.Claude {
 		state := "not installed"
 		if len(events) > 0 {
 			state = fmt.Sprint(events)
 		}
-		fmt.Fprintf(w, "claude  %s: %s\n", relPath(path), state)
+		fmt.Fprintf(w, "claude  %s: %s\n", env.relPath(path), state)
 	}
 	for path, ok := range rep.MCP {
 		state := "ckpt not registered"
 		if ok {
 			state = "ckpt registered (ckpt mcp)"
 		}
-		fmt.Fprintf(w, "mcp     %s: %s\n", relPath(path), state)
+		fmt.Fprintf(w, "mcp     %s: %s\n", env.relPath(path), state)
 	}
-	if rep.Cron != nil {
+	if cs := rep.Cron; cs != nil {
+		fmt.Fprint(w, cs.Units)
 		switch {
-		case rep.Cron.Error != "":
-			fmt.Fprintf(w, "cron    %s\n", rep.Cron.Error)
-		case rep.Cron.Installed:
-			fmt.Fprintf(w, "cron    installed: %s\n", rep.Cron.Line)
+		case cs.Error != "":
+			fmt.Fprintf(w, "cron    %s\n", cs.Error)
+		case cs.Installed:
+			fmt.Fprintf(w, "cron    installed: %s\n", cs.Line)
 		default:
 			fmt.Fprintln(w, "cron    not installed")
 		}
@@ -236,36 +185,6 @@ func runHooks(c *cli.Context, env *Env, verb string) error {
 		} else if md.Attributed || md.Configured {
 			state = fmt.Sprintf("half registered: .gitattributes %v, git config %v", md.Attributed, md.Configured)
 		}
-		fmt.Fprintf(w, "merge   %s: %s\n", relPath(md.Attributes), state)
-	}
-	if rep.Ckpt == "" {
-		fmt.Fprintln(env.Stderr, "ckpt: warning: no ckpt on PATH: the hooks call the ckpt found on PATH and will skip checkpoints until there is one")
-	}
-	return nil
-}
-
-// projectDir is the top of the git work tree holding dir (Claude Code's project), else dir.
-func projectDir(dir string) string {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return dir
-	}
-	if top := gitTop(abs); top != "" {
-		return top
-	}
-	return abs
-}
-
-// gitTop walks up from dir to the directory holding .git, without running git.
-func gitTop(dir string) string {
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
-			return d
-		}
-		if filepath.Dir(d) == d {
-			return ""
-		}
+		fmt.Fprintf(w, "merge   %s: %s\n", env.relPath(md.Attributes), state)
 	}
 }
-
-var errNoCrontab = errors.New("no crontab command on this machine")

@@ -91,7 +91,7 @@ func (h *hostileRemote) commit(tree, parent string) string {
 // runCkpt runs the CLI in this process and returns its exit code, stdout and stderr.
 func runCkpt(args ...string) (int, string, string) {
 	var stdout, stderr bytes.Buffer
-	code := Main(args, &Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, Getenv: os.Getenv})
+	code := Main(args, &Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, Getenv: os.Getenv, Getwd: os.Getwd, LookPath: exec.LookPath})
 	return code, stdout.String(), stderr.String()
 }
 

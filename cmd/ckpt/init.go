@@ -2,12 +2,12 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/ckpt-dev/ckpt/hooks"
+	"github.com/ckpt-dev/ckpt/internal/hint"
+	"github.com/ckpt-dev/ckpt/internal/home"
 	"github.com/ckpt-dev/ckpt/repo"
 	"github.com/ckpt-dev/ckpt/templates"
 )
@@ -54,7 +54,7 @@ func runInit(c *cli.Context, env *Env) error {
 	name := c.String("template")
 	t, err := templates.Load(a.home, name)
 	if err != nil {
-		return &exitError{exitUsage, fmt.Errorf("%w\nhint: ckpt templates lists them", err)}
+		return &exitError{exitUsage, hint.New(err, "ckpt templates lists them")}
 	}
 	if t.Kind != templates.KindCheckpoint {
 		return usageError("template %s is a %s template, not a checkpoint template", name, t.Kind)
@@ -62,18 +62,17 @@ func runInit(c *cli.Context, env *Env) error {
 	if err := a.ensureHome(); err != nil {
 		return err
 	}
-	bound := c.String("repo")
-	if bound == "" {
-		cwd, _ := os.Getwd()
-		bound = gitTop(cwd)
-	} else if bound, err = filepath.Abs(bound); err != nil {
+	cwd, err := env.Getwd()
+	if err != nil {
 		return err
+	}
+	bound := home.GitTop(cwd)
+	if c.String("repo") != "" {
+		bound = absIn(cwd, c.String("repo"))
 	}
 	transcript := c.String("transcript")
 	if transcript != "" {
-		if transcript, err = filepath.Abs(transcript); err != nil {
-			return err
-		}
+		transcript = absIn(cwd, transcript)
 	}
 	extra := map[string]string{}
 	if bound != "" {
@@ -83,12 +82,12 @@ func runInit(c *cli.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	if err := hooks.NewRunner(a.svc).Bind(r, bound, transcript); err != nil {
+	if err := hooks.NewRunner(a.svc, a.sync).Bind(r, bound, transcript); err != nil {
 		return fmt.Errorf("session %s created, but recording it for the hooks failed: %w", r.ID, err)
 	}
 	if c.Bool("json") {
 		return printJSON(env.Stdout, sessionJSON{ID: r.ID, Path: r.Dir, Worktree: r.WorkDir, Template: name, Head: h.String()})
 	}
-	fmt.Fprintf(env.Stdout, "created session %s (template %s) in %s at %s\n", r.ID, name, relPath(r.WorkDir), repo.ShortHash(h))
+	fmt.Fprintf(env.Stdout, "created session %s (template %s) in %s at %s\n", r.ID, name, env.relPath(r.WorkDir), repo.ShortHash(h))
 	return nil
 }

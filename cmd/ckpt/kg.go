@@ -6,8 +6,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/ckpt-dev/ckpt/internal/hint"
+	"github.com/ckpt-dev/ckpt/knowledge"
 	"github.com/ckpt-dev/ckpt/repo"
-	ckptsync "github.com/ckpt-dev/ckpt/sync"
 )
 
 func kgCommand(env *Env) *cli.Command {
@@ -17,11 +18,22 @@ func kgCommand(env *Env) *cli.Command {
 		Description: `A full sync promotes each session's Key Decisions to knowledge-graph.md in the knowledge
 repository (<home>/knowledge). New decisions wait under "Pending review" (unless config
 promote.review = false); accept or reject them here. A rejected decision is never
-promoted again. Every change is a commit: ckpt kg log.`,
+promoted again. Every change is a commit: ckpt kg log.
+
+Examples:
+  ckpt kg list --state pending
+  ckpt kg accept K-3f2a9c1b
+  ckpt kg graph --format dot | dot -Tsvg > decisions.svg`,
 		Subcommands: []*cli.Command{
 			{
 				Name:  "list",
 				Usage: "list decisions with their state and provenance",
+				Description: `Lists the decisions of knowledge-graph.md: id, state, text and the sessions
+they came from.
+
+Examples:
+  ckpt kg list
+  ckpt kg list --state pending --json | jq -r '.[].id'`,
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "state", Usage: "only `STATE`: pending, accepted or rejected"},
 					jsonFlag(),
@@ -30,42 +42,54 @@ promoted again. Every change is a commit: ckpt kg log.`,
 			},
 			{
 				Name: "accept", Usage: "accept a pending decision", ArgsUsage: "ID",
-				Action: func(c *cli.Context) error { return runKGReview(c, env, ckptsync.StateAccepted) },
+				Description: `Moves the decision to Accepted and commits knowledge-graph.md. ID may be a
+unique prefix, with or without K-.
+
+Examples:
+  ckpt kg accept K-3f2a9c1b
+  ckpt kg accept 3f2a`,
+				Action: func(c *cli.Context) error { return runKGReview(c, env, knowledge.StateAccepted) },
 			},
 			{
 				Name: "reject", Usage: "reject a decision; it is never promoted again", ArgsUsage: "ID",
-				Action: func(c *cli.Context) error { return runKGReview(c, env, ckptsync.StateRejected) },
+				Description: `Moves the decision to Rejected and commits knowledge-graph.md; later syncs
+never promote it again.
+
+Example:
+  ckpt kg reject K-3f2a9c1b`,
+				Action: func(c *cli.Context) error { return runKGReview(c, env, knowledge.StateRejected) },
 			},
 			{
 				Name: "reopen", Usage: "put a decision back under review", ArgsUsage: "ID",
-				Action: func(c *cli.Context) error { return runKGReview(c, env, ckptsync.StatePending) },
+				Description: `Moves an accepted or rejected decision back to Pending review.
+
+Example:
+  ckpt kg reopen K-3f2a9c1b`,
+				Action: func(c *cli.Context) error { return runKGReview(c, env, knowledge.StatePending) },
 			},
 			{
-				Name:   "log",
-				Usage:  "history of the knowledge repository",
+				Name:  "log",
+				Usage: "history of the knowledge repository",
+				Description: `Lists the commits of the knowledge repository, newest first: promotions,
+MEMORY.md updates and reviews.
+
+Examples:
+  ckpt kg log -n 10
+  ckpt kg log --json`,
 				Flags:  []cli.Flag{&cli.IntFlag{Name: "n", Usage: "at most `N` commits"}, jsonFlag()},
 				Action: func(c *cli.Context) error { return runKGLog(c, env) },
 			},
 			{
 				Name:  "graph",
 				Usage: "draw decisions linked to their sessions and to what they supersede",
-				Flags: []cli.Flag{&cli.StringFlag{Name: "format", Value: "mermaid", Usage: "mermaid or dot"}},
-				Action: func(c *cli.Context) error {
-					a, err := open(c, env)
-					if err != nil {
-						return err
-					}
-					kg, err := a.svc.KnowledgeGraph()
-					if err != nil {
-						return err
-					}
-					out, err := kg.Graph(c.String("format"))
-					if err != nil {
-						return &exitError{exitUsage, err}
-					}
-					fmt.Fprint(env.Stdout, out)
-					return nil
-				},
+				Description: `Prints a Mermaid (default) or Graphviz graph of the decisions that are not
+rejected, linked to the sessions they came from and to the decisions they supersede.
+
+Examples:
+  ckpt kg graph > decisions.mmd
+  ckpt kg graph --format dot | dot -Tsvg > decisions.svg`,
+				Flags:  []cli.Flag{&cli.StringFlag{Name: "format", Value: "mermaid", Usage: "mermaid or dot"}},
+				Action: func(c *cli.Context) error { return runKGGraph(c, env) },
 			},
 		},
 	}
@@ -73,22 +97,22 @@ promoted again. Every change is a commit: ckpt kg log.`,
 
 func runKGList(c *cli.Context, env *Env) error {
 	state := c.String("state")
-	if state != "" && state != ckptsync.StatePending && state != ckptsync.StateAccepted && state != ckptsync.StateRejected {
+	if state != "" && state != knowledge.StatePending && state != knowledge.StateAccepted && state != knowledge.StateRejected {
 		return usageError("--state %q: want pending, accepted or rejected", state)
 	}
 	a, err := open(c, env)
 	if err != nil {
 		return err
 	}
-	kg, err := a.svc.KnowledgeGraph()
+	kg, err := knowledge.Load(a.store)
 	if err != nil {
 		return err
 	}
-	var out []*ckptsync.KGEntry
+	var out []*knowledge.Entry
 	for _, e := range kg.Entries {
 		if state == "" || e.State == state {
 			if e.Provenance == nil {
-				e.Provenance = []ckptsync.Provenance{}
+				e.Provenance = []knowledge.Provenance{}
 			}
 			if e.Supersedes == nil {
 				e.Supersedes = []string{}
@@ -98,7 +122,7 @@ func runKGList(c *cli.Context, env *Env) error {
 	}
 	if c.Bool("json") {
 		if out == nil {
-			out = []*ckptsync.KGEntry{}
+			out = []*knowledge.Entry{}
 		}
 		return printJSON(env.Stdout, out)
 	}
@@ -121,7 +145,7 @@ func runKGReview(c *cli.Context, env *Env, state string) error {
 	if err != nil {
 		return err
 	}
-	e, h, changed, err := a.svc.Review(c.Args().First(), state)
+	e, h, changed, err := knowledge.Review(a.store, c.Args().First(), state)
 	if err != nil {
 		return err
 	}
@@ -140,7 +164,7 @@ func runKGLog(c *cli.Context, env *Env) error {
 	}
 	kr, err := a.store.OpenKnowledge()
 	if err != nil {
-		return fmt.Errorf("%w\nhint: the knowledge repository appears with the first full sync", err)
+		return hint.New(err, "the knowledge repository appears with the first full sync")
 	}
 	unlock, err := a.readLock(kr)
 	if err != nil {
@@ -166,5 +190,22 @@ func runKGLog(c *cli.Context, env *Env) error {
 	for _, j := range commits {
 		fmt.Fprintf(env.Stdout, "%s %s  %s\n", j.Short, j.Time, j.Subject)
 	}
+	return nil
+}
+
+func runKGGraph(c *cli.Context, env *Env) error {
+	a, err := open(c, env)
+	if err != nil {
+		return err
+	}
+	kg, err := knowledge.Load(a.store)
+	if err != nil {
+		return err
+	}
+	out, err := kg.Diagram(c.String("format"))
+	if err != nil {
+		return &exitError{exitUsage, err}
+	}
+	fmt.Fprint(env.Stdout, out)
 	return nil
 }

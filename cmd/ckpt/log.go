@@ -8,7 +8,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/history"
+	"github.com/ckpt-dev/ckpt/internal/hint"
 	"github.com/ckpt-dev/ckpt/repo"
 	"github.com/ckpt-dev/ckpt/sections"
 )
@@ -65,7 +67,7 @@ func toLogJSON(ci repo.CommitInfo) logJSON {
 		Commit:   ci.Hash.String(),
 		Short:    repo.ShortHash(ci.Hash),
 		Time:     ci.When.UTC().Format(time.RFC3339),
-		Trigger:  ci.Trailer("Ckpt-Trigger"),
+		Trigger:  ci.Trailer(checkpoint.KeyTrigger),
 		Subject:  ci.Subject,
 		Message:  ci.Message,
 		Sections: []string{},
@@ -131,7 +133,7 @@ func sectionError(err error) error {
 	if !errors.As(err, &se) {
 		return err
 	}
-	e := fmt.Errorf("no section %q in %s\nhint: sections are %s", se.Query, se.Where, strings.Join(se.Sections, " "))
+	e := hint.New(fmt.Errorf("no section %q in %s", se.Query, se.Where), "sections are %s", strings.Join(se.Sections, " "))
 	if se.Template {
 		return &exitError{exitUsage, e}
 	}

@@ -10,8 +10,9 @@ import (
 func main() {
 	// ckpt runs for milliseconds: fewer, later collections cost less than the memory they
 	// would save (a 1 MB diff spent more time in the collector than in the diff).
-	if os.Getenv("GOGC") == "" {
+	env := stdEnv()
+	if env.Getenv("GOGC") == "" {
 		debug.SetGCPercent(200)
 	}
-	os.Exit(Main(os.Args[1:], stdEnv()))
+	os.Exit(Main(os.Args[1:], env))
 }

@@ -6,9 +6,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/hooks"
-	"github.com/ckpt-dev/ckpt/sections"
-	ckptsync "github.com/ckpt-dev/ckpt/sync"
+	"github.com/ckpt-dev/ckpt/remote"
 )
 
 func mergeDriverCommand(env *Env) *cli.Command {
@@ -20,7 +20,11 @@ func mergeDriverCommand(env *Env) *cli.Command {
 writes the result to OURS, exits 0 when clean and 1 when conflicts were left (between
 markers, inside their section). knowledge-graph.md merges by entry id and never
 conflicts. Register it with ckpt hooks install --merge-driver, which writes
-.gitattributes and the merge.ckpt.driver setting ("` + "ckpt merge-driver %O %A %B %P" + `").`,
+.gitattributes and the merge.ckpt.driver setting ("` + "ckpt merge-driver %O %A %B %P" + `").
+
+Examples:
+  ckpt hooks install --merge-driver
+  ckpt merge-driver base.md checkpoint.md theirs.md checkpoint.md`,
 		Action: func(c *cli.Context) error { return runMergeDriver(c, env) },
 	}
 }
@@ -53,21 +57,14 @@ func runMergeDriver(c *cli.Context, env *Env) error {
 	if len(args) == 4 {
 		name = filepath.Base(args[3])
 	}
-	var result []byte
-	var conflicts []sections.Conflict
-	if name == ckptsync.KnowledgeFile {
-		if result, err = ckptsync.MergeKnowledgeGraphs(base, ours, theirs); err != nil {
-			return err
-		}
-	} else {
-		opts := sections.MergeOptions{NewestWins: ckptsync.NewestWins, OursLabel: "ours", TheirsLabel: "theirs"}
-		if a, err := open(c, env); err == nil {
-			if t, err := a.svc.LoadTemplate(a.svc.GuessTemplate(ours)); err == nil {
-				opts.Level, opts.Order = t.Doc.Level, t.Order()
-			}
-		}
-		res := sections.Merge3(base, ours, theirs, opts)
-		result, conflicts = res.Content, res.Conflicts
+	// The template, when a store is at hand: the one whose headings match best.
+	var t *checkpoint.Template
+	if a, err := open(c, env); err == nil {
+		t, _ = a.svc.LoadTemplate(a.svc.GuessTemplate(ours))
+	}
+	result, conflicts, err := remote.MergeFile(name, base, ours, theirs, t, "theirs")
+	if err != nil {
+		return err
 	}
 	if err := hooks.WriteMergeResult(args[1], result); err != nil {
 		return fmt.Errorf("merge-driver: %w", err)

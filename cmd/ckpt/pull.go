@@ -8,7 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	ckptsync "github.com/ckpt-dev/ckpt/sync"
+	"github.com/ckpt-dev/ckpt/remote"
 )
 
 func pullCommand(env *Env) *cli.Command {
@@ -42,10 +42,10 @@ Examples:
 			if err != nil {
 				return err
 			}
-			rep, err := a.svc.Pull(o)
+			rep, err := a.remote.Pull(o)
 			endProgress(env)
 			printWarnings(env, rep)
-			if err != nil && !errors.Is(err, ckptsync.ErrConflict) {
+			if err != nil && !errors.Is(err, remote.ErrConflict) {
 				return err
 			}
 			if c.Bool("json") {
@@ -61,7 +61,7 @@ Examples:
 }
 
 // printWarnings says on stderr what a pull skipped.
-func printWarnings(env *Env, rep *ckptsync.PullReport) {
+func printWarnings(env *Env, rep *remote.PullReport) {
 	if rep == nil {
 		return
 	}
@@ -70,7 +70,7 @@ func printWarnings(env *Env, rep *ckptsync.PullReport) {
 	}
 }
 
-func printPull(env *Env, rep *ckptsync.PullReport) {
+func printPull(env *Env, rep *remote.PullReport) {
 	changed := 0
 	for _, s := range rep.Sessions {
 		switch s.Result {
@@ -129,7 +129,7 @@ Example:
 			if env.Progress {
 				progress = func(done, total int, s string) { fmt.Fprintf(env.Stderr, "\r\x1b[K%d/%d %s", done, total, s) }
 			}
-			rep, err := a.svc.Clone(c.Args().Get(0), network, progress)
+			rep, err := a.remote.Clone(c.Args().Get(0), network, progress)
 			endProgress(env)
 			printWarnings(env, rep)
 			if err != nil {
@@ -141,7 +141,7 @@ Example:
 			if c.Bool("json") {
 				return printJSON(env.Stdout, rep)
 			}
-			fmt.Fprintf(env.Stdout, "cloned %d repositories into %s\n", len(rep.Sessions), relPath(a.home))
+			fmt.Fprintf(env.Stdout, "cloned %d repositories into %s\n", len(rep.Sessions), env.relPath(a.home))
 			return nil
 		},
 	}

@@ -7,8 +7,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/ckpt-dev/ckpt/remote"
 	"github.com/ckpt-dev/ckpt/repo"
-	ckptsync "github.com/ckpt-dev/ckpt/sync"
 )
 
 // travelFlags are the flags push and pull share.
@@ -50,11 +50,11 @@ Examples:
 				return err
 			}
 			o.AllowSecrets, o.Force = c.Bool("allow-secrets"), c.Bool("force")
-			rep, err := a.svc.Push(o)
+			rep, err := a.remote.Push(o)
 			endProgress(env)
 			// Held back for secrets: the others went all the same, so the report is printed,
 			// then the findings and the error (exit 1).
-			held := errors.Is(err, ckptsync.ErrSecrets) && rep != nil
+			held := errors.Is(err, remote.ErrSecrets) && rep != nil
 			if err != nil && !held {
 				return err
 			}
@@ -82,8 +82,8 @@ Examples:
 }
 
 // travelOptions reads the flags push and pull share.
-func travelOptions(c *cli.Context, env *Env) (*app, ckptsync.RemoteOptions, error) {
-	var o ckptsync.RemoteOptions
+func travelOptions(c *cli.Context, env *Env) (*app, remote.Options, error) {
+	var o remote.Options
 	if c.Bool("all") && c.String("session") != "" {
 		return nil, o, usageError("give -s ID or --all, not both")
 	}

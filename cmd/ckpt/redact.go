@@ -7,8 +7,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/ckpt-dev/ckpt/remote"
 	"github.com/ckpt-dev/ckpt/repo"
-	ckptsync "github.com/ckpt-dev/ckpt/sync"
 )
 
 func redactCommand(env *Env) *cli.Command {
@@ -62,50 +62,21 @@ func runRedact(c *cli.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	var rs []*repo.Repo
-	if c.Bool("all") || c.Bool("knowledge") {
-		if c.Bool("all") {
-			ids, err := a.store.SessionIDs()
-			if err != nil {
-				return err
-			}
-			for _, id := range ids {
-				r, err := a.store.Open(id)
-				if err != nil {
-					return err
-				}
-				rs = append(rs, r)
-			}
-		}
-		k, err := a.store.OpenKnowledge()
-		switch {
-		case err == nil:
-			rs = append(rs, k)
-		case !errors.Is(err, repo.ErrNotFound) || c.Bool("knowledge"):
-			return err
-		}
-	} else {
-		r, err := a.session(c)
-		if err != nil {
-			return err
-		}
-		rs = append(rs, r)
+	rs, err := a.redactTargets(c)
+	if err != nil {
+		return err
 	}
-	o := ckptsync.RedactOptions{Force: c.Bool("force"), DryRun: c.Bool("dry-run")}
-	reps := []*ckptsync.RedactReport{}
+	o := remote.RedactOptions{Force: c.Bool("force"), DryRun: c.Bool("dry-run")}
+	reps := []*remote.RedactReport{}
 	var failed []string
 	for _, r := range rs {
-		rep, err := a.svc.Redact(r, o)
+		rep, err := a.remote.Redact(r, o)
 		if err != nil && len(rs) == 1 {
 			return err // its own exit code: busy is 4
 		}
 		if err != nil {
 			// One repository failing does not stop the others.
-			msg, hint, _ := strings.Cut(repo.MaskURLs(err.Error()), "\nhint: ")
-			fmt.Fprintf(env.Stderr, "ckpt: %s\n", msg)
-			if hint != "" {
-				fmt.Fprintf(env.Stderr, "ckpt: hint: %s\n", hint)
-			}
+			printError(env.Stderr, err)
 			failed = append(failed, r.ID)
 			continue
 		}
@@ -125,7 +96,31 @@ func runRedact(c *cli.Context, env *Env) error {
 	return nil
 }
 
-func printRedact(env *Env, rep *ckptsync.RedactReport) {
+// redactTargets opens the repositories redact works on: the session of -s; with --all
+// every session and the knowledge repository when there is one; with --knowledge that
+// repository, which must be there.
+func (a *app) redactTargets(c *cli.Context) ([]*repo.Repo, error) {
+	if c.String("session") != "" {
+		return a.sessionsOrAll(c)
+	}
+	var rs []*repo.Repo
+	if c.Bool("all") {
+		var err error
+		if rs, err = a.sessionsOrAll(c); err != nil {
+			return nil, err
+		}
+	}
+	k, err := a.store.OpenKnowledge()
+	switch {
+	case err == nil:
+		rs = append(rs, k)
+	case !errors.Is(err, repo.ErrNotFound) || c.Bool("knowledge"):
+		return nil, err
+	}
+	return rs, nil
+}
+
+func printRedact(env *Env, rep *remote.RedactReport) {
 	w := env.Stdout
 	switch {
 	case rep.Total() == 0:
@@ -157,7 +152,7 @@ func printRedact(env *Env, rep *ckptsync.RedactReport) {
 	}
 }
 
-func kindText(rep *ckptsync.RedactReport) string {
+func kindText(rep *remote.RedactReport) string {
 	var parts []string
 	for _, k := range strings.Split(rep.KindList(), ",") {
 		rule, n, _ := strings.Cut(k, ":")
@@ -166,7 +161,7 @@ func kindText(rep *ckptsync.RedactReport) string {
 	return strings.Join(parts, ", ")
 }
 
-func redactCmd(rep *ckptsync.RedactReport) string {
+func redactCmd(rep *remote.RedactReport) string {
 	if rep.Knowledge {
 		return "ckpt redact --knowledge"
 	}

@@ -3,7 +3,7 @@ package main
 import (
 	"github.com/urfave/cli/v2"
 
-	ckptsync "github.com/ckpt-dev/ckpt/sync"
+	"github.com/ckpt-dev/ckpt/checkpoint"
 )
 
 func restoreCommand(env *Env) *cli.Command {
@@ -41,6 +41,6 @@ func runRestore(c *cli.Context, env *Env) error {
 			return err
 		}
 	}
-	res, err := a.svc.Restore(r, c.String("rev"), c.String("section"), ckptsync.CommitOptions{Trigger: "restore", Message: c.String("message")})
+	res, err := a.svc.Restore(r, c.String("rev"), c.String("section"), checkpoint.CommitOptions{Trigger: checkpoint.TriggerRestore, Message: c.String("message")})
 	return a.reportCommit(c, r, res, err)
 }

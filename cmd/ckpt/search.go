@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/ckpt-dev/ckpt/internal/hint"
 	"github.com/ckpt-dev/ckpt/repo"
 	"github.com/ckpt-dev/ckpt/search"
 )
@@ -63,31 +64,9 @@ var searchFlags = map[string]bool{"-s": true, "--session": true, "-section": tru
 	"-history": true, "--history": true, "-n": true, "--n": true, "-json": true, "--json": true}
 
 func runSearch(c *cli.Context, env *Env) error {
-	args := c.Args().Slice()
-	for i, a := range args {
-		if a == "--" && i > 0 {
-			args = append(args[:i:i], args[i+1:]...)
-			break
-		}
-		name, _, _ := strings.Cut(a, "=")
-		if i > 0 && searchFlags[name] {
-			return usageError("flag %s after the query: flags go first\nhint: ckpt search [flags] QUERY; after --, every argument is query text", name)
-		}
-	}
-	terms := search.Terms(args)
-	if len(terms) == 0 {
-		return usageError("no query\nhint: ckpt search [-s ID] [--section S] [--history] WORD...")
-	}
-	if c.Int("n") < 0 {
-		return usageError("-n %d: want 0 or more", c.Int("n"))
-	}
-	q := search.Query{Terms: terms, Section: c.String("section"), History: c.Bool("history"), Limit: c.Int("n")}
-	if s := c.String("session"); s != "" {
-		id, err := repo.ParseSessionID(s)
-		if err != nil {
-			return &exitError{exitUsage, err}
-		}
-		q.Session = id
+	q, err := searchQuery(c)
+	if err != nil {
+		return err
 	}
 	a, err := open(c, env)
 	if err != nil {
@@ -101,9 +80,9 @@ func runSearch(c *cli.Context, env *Env) error {
 		for i, id := range secErr.Sections {
 			ids[i] = string(id)
 		}
-		return &exitError{exitUsage, fmt.Errorf("%w\nhint: sections are %s", err, strings.Join(ids, " "))}
+		return &exitError{exitUsage, hint.New(err, "sections are %s", strings.Join(ids, " "))}
 	case errors.Is(err, repo.ErrNotFound):
-		return fmt.Errorf("%w\nhint: ckpt sessions lists the sessions in %s", err, a.home)
+		return hint.New(err, "ckpt sessions lists the sessions in %s", a.home)
 	case err != nil:
 		return err
 	}
@@ -128,6 +107,37 @@ func runSearch(c *cli.Context, env *Env) error {
 			h.Time.Local().Format("2006-01-02 15:04"), h.File, h.Line, sec, highlight(h.Snippet, h.Matches, p))
 	}
 	return nil
+}
+
+// searchQuery reads the query: the arguments (a flag among them is a usage error), then
+// the flags.
+func searchQuery(c *cli.Context) (search.Query, error) {
+	args := c.Args().Slice()
+	for i, a := range args {
+		if a == "--" && i > 0 {
+			args = append(args[:i:i], args[i+1:]...)
+			break
+		}
+		name, _, _ := strings.Cut(a, "=")
+		if i > 0 && searchFlags[name] {
+			return search.Query{}, hint.New(usageError("flag %s after the query: flags go first", name), "ckpt search [flags] QUERY; after --, every argument is query text")
+		}
+	}
+	q := search.Query{Terms: search.Terms(args), Section: c.String("section"), History: c.Bool("history"), Limit: c.Int("n")}
+	if len(q.Terms) == 0 {
+		return q, hint.New(usageError("no query"), "ckpt search [-s ID] [--section S] [--history] WORD...")
+	}
+	if c.Int("n") < 0 {
+		return q, usageError("-n %d: want 0 or more", c.Int("n"))
+	}
+	if s := c.String("session"); s != "" {
+		id, err := repo.ParseSessionID(s)
+		if err != nil {
+			return q, &exitError{exitUsage, err}
+		}
+		q.Session = id
+	}
+	return q, nil
 }
 
 // highlight colours the matches of a snippet (nothing to do without colour).

@@ -77,7 +77,7 @@ func runSessions(c *cli.Context, env *Env) error {
 		if len(s.Head) >= 7 {
 			short = s.Head[:7]
 		}
-		fmt.Fprintf(env.Stdout, "%-20s %-10s %s %s  %s\n", s.ID, s.Template, short, when, relPath(s.Worktree))
+		fmt.Fprintf(env.Stdout, "%-20s %-10s %s %s  %s\n", s.ID, s.Template, short, when, env.relPath(s.Worktree))
 	}
 	return nil
 }

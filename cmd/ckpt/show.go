@@ -5,7 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	ckptsync "github.com/ckpt-dev/ckpt/sync"
+	"github.com/ckpt-dev/ckpt/checkpoint"
 )
 
 func showCommand(env *Env) *cli.Command {
@@ -28,7 +28,7 @@ Examples:
 		Flags: []cli.Flag{
 			sessionFlag(),
 			&cli.StringFlag{Name: "rev", Aliases: []string{"r"}, Value: "HEAD", Usage: "the revision `REV`"},
-			&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Value: ckptsync.CheckpointFile, Usage: "the file `NAME`"},
+			&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Value: checkpoint.File, Usage: "the file `NAME`"},
 			&cli.StringFlag{Name: "section", Usage: "only section `S`"},
 		},
 		Action: func(c *cli.Context) error { return runShow(c, env) },

@@ -7,6 +7,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
+	"github.com/ckpt-dev/ckpt/knowledge"
 	"github.com/ckpt-dev/ckpt/repo"
 	"github.com/ckpt-dev/ckpt/sections"
 	ckptsync "github.com/ckpt-dev/ckpt/sync"
@@ -68,17 +70,17 @@ func runSync(c *cli.Context, env *Env) error {
 	if c.Bool("sparse") {
 		mode = ckptsync.Sparse
 	}
-	rep, err := a.svc.Sync(r, ckptsync.Options{
+	rep, err := a.sync.Sync(r, ckptsync.Options{
 		Mode: mode, DryRun: c.Bool("dry-run"), Transcript: c.String("transcript"),
 		Logs: c.StringSlice("log"), Tasks: c.String("tasks"), AllowShrink: c.Bool("allow-shrink"),
 	})
-	var rej *ckptsync.RejectedError
+	var rej *checkpoint.RejectedError
 	if errors.As(err, &rej) && rej.Ref == "" {
-		printFindings(env, relPath(r.WorkPath(ckptsync.CheckpointFile)), rej.Findings)
-		return &exitError{exitRejected, fmt.Errorf("%s: the synced checkpoint would fail check; dry run, nothing written", relPath(r.WorkPath(ckptsync.CheckpointFile)))}
+		printFindings(env, env.relPath(r.WorkPath(checkpoint.File)), rej.Findings)
+		return &exitError{exitRejected, fmt.Errorf("%s: the synced checkpoint would fail check; dry run, nothing written", env.relPath(r.WorkPath(checkpoint.File)))}
 	}
 	if err != nil {
-		return a.reportCommit(c, r, ckptsync.Result{}, err)
+		return a.reportCommit(c, r, checkpoint.Result{}, err)
 	}
 	for _, w := range rep.Warnings {
 		fmt.Fprintf(env.Stderr, "ckpt: warning: %s\n", w)
@@ -102,7 +104,7 @@ func printSyncReport(env *Env, r *repo.Repo, rep *ckptsync.Report) {
 			}
 		}
 		for _, f := range rep.Files {
-			if f.Name == ckptsync.CheckpointFile && f.Repo == "session" {
+			if f.Name == checkpoint.File && f.Repo == "session" {
 				continue
 			}
 			fmt.Fprint(w, sections.UnifiedDiff(f.Repo+"/a/"+f.Name, f.Repo+"/b/"+f.Name, f.Old, f.New))
@@ -112,33 +114,8 @@ func printSyncReport(env *Env, r *repo.Repo, rep *ckptsync.Report) {
 	} else {
 		fmt.Fprintf(w, "nothing to commit: %s is up to date (%s)\n", r.ID, rep.Mode)
 	}
-	if n := len(rep.Entries); n > 0 {
-		counts := map[string]int{}
-		var order []string
-		dups := 0
-		for _, e := range rep.Entries {
-			if e.Dest.Status == "duplicate" {
-				dups++
-				continue
-			}
-			key := string(e.Dest.Section)
-			if e.Dest.Repo == "memory" {
-				key = ckptsync.MemoryFile + " " + key
-			}
-			if counts[key] == 0 {
-				order = append(order, key)
-			}
-			counts[key]++
-		}
-		var parts []string
-		for _, k := range order {
-			parts = append(parts, fmt.Sprintf("%s %d", k, counts[k]))
-		}
-		fmt.Fprintf(w, "  notes: %d entries → %s", n, strings.Join(parts, ", "))
-		if dups > 0 {
-			fmt.Fprintf(w, " (%d already there)", dups)
-		}
-		fmt.Fprintln(w)
+	if len(rep.Entries) > 0 {
+		fmt.Fprintf(w, "  notes: %s\n", notesSummary(rep.Entries))
 	}
 	if len(rep.Moved) > 0 {
 		fmt.Fprintf(w, "  §3: %d line(s) moved or removed\n", len(rep.Moved))
@@ -165,4 +142,35 @@ func printSyncReport(env *Env, r *repo.Repo, rep *ckptsync.Report) {
 		}
 		fmt.Fprintln(w, " (ckpt kg list)")
 	}
+}
+
+// notesSummary says where a sync's notes entries went: "5 entries → 🔑 2, 📋 3 (1 already
+// there)".
+func notesSummary(entries []ckptsync.EntryReport) string {
+	counts := map[string]int{}
+	var order []string
+	dups := 0
+	for _, e := range entries {
+		if e.Dest.Status == "duplicate" {
+			dups++
+			continue
+		}
+		key := string(e.Dest.Section)
+		if e.Dest.Repo == "memory" {
+			key = knowledge.MemoryFile + " " + key
+		}
+		if counts[key] == 0 {
+			order = append(order, key)
+		}
+		counts[key]++
+	}
+	parts := make([]string, 0, len(order))
+	for _, k := range order {
+		parts = append(parts, fmt.Sprintf("%s %d", k, counts[k]))
+	}
+	out := fmt.Sprintf("%d entries → %s", len(entries), strings.Join(parts, ", "))
+	if dups > 0 {
+		out += fmt.Sprintf(" (%d already there)", dups)
+	}
+	return out
 }

@@ -56,7 +56,7 @@ Examples:
 			for _, t := range ts {
 				origin := ""
 				if t.Origin != "builtin" {
-					origin = "  (" + relPath(t.Origin) + ")"
+					origin = "  (" + env.relPath(t.Origin) + ")"
 				}
 				fmt.Fprintf(env.Stdout, "%-10s %-10s %s%s\n", t.Name, t.Kind, t.Summary, origin)
 			}

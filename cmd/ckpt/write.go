@@ -6,7 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	ckptsync "github.com/ckpt-dev/ckpt/sync"
+	"github.com/ckpt-dev/ckpt/checkpoint"
 )
 
 func writeCommand(env *Env) *cli.Command {
@@ -34,7 +34,7 @@ Examples:
   ckpt write -s alpha --allow-shrink < pruned-checkpoint.md`,
 		Flags: []cli.Flag{
 			sessionFlag(),
-			&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Value: ckptsync.CheckpointFile, Usage: "the session file to write: checkpoint.md, notes.md or checkpoint-<topic>.md"},
+			&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Value: checkpoint.File, Usage: "the session file to write: checkpoint.md, notes.md or checkpoint-<topic>.md"},
 			&cli.StringFlag{Name: "message", Aliases: []string{"m"}, Usage: "describe the change in the commit subject"},
 			allowShrinkFlag(),
 			jsonFlag(),
@@ -52,13 +52,13 @@ func runWrite(c *cli.Context, env *Env) error {
 		return err
 	}
 	name := c.String("file")
-	if err := ckptsync.ValidSessionFile(name); err != nil {
+	if err := checkpoint.ValidSessionFile(name); err != nil {
 		return err
 	}
 	content, err := io.ReadAll(env.Stdin)
 	if err != nil {
 		return fmt.Errorf("read standard input: %w", err)
 	}
-	res, err := a.svc.Write(r, name, content, ckptsync.CommitOptions{Trigger: "write", Message: c.String("message"), AllowShrink: c.Bool("allow-shrink")})
+	res, err := a.svc.Write(r, name, content, checkpoint.CommitOptions{Trigger: checkpoint.TriggerWrite, Message: c.String("message"), AllowShrink: c.Bool("allow-shrink")})
 	return a.reportCommit(c, r, res, err)
 }

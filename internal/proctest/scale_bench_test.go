@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
+	ckptcheckpoint "github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/hooks"
 	"github.com/ckpt-dev/ckpt/internal/config"
 	"github.com/ckpt-dev/ckpt/repo"
-	ckptsync "github.com/ckpt-dev/ckpt/sync"
 )
 
 // The benchmarks of issues 4 and 5: triggers and remotes at the scale of a store with a
@@ -28,7 +28,7 @@ func bigStore(b testing.TB, s *store, n, commits, bound int, workTree string) {
 	opts.Fsync = false
 	opts.Now = func() time.Time { return time.Date(2026, 4, 1, 22, 0, 0, 0, time.UTC) }
 	st := repo.NewStore(s.home, opts)
-	svc := ckptsync.New(st, &config.Config{})
+	svc := ckptcheckpoint.New(st, &config.Config{})
 	base := string(checkpoint("scale"))
 	var repos []*repo.Repo
 	for i := range n {
@@ -39,7 +39,7 @@ func bigStore(b testing.TB, s *store, n, commits, bound int, workTree string) {
 		}
 		for c := range commits {
 			cp := strings.Replace(base, "scale", fmt.Sprintf("scale %d/%d", i, c), 1)
-			if _, err := svc.Write(r, ckptsync.CheckpointFile, []byte(cp), ckptsync.CommitOptions{Trigger: "write"}); err != nil {
+			if _, err := svc.Write(r, ckptcheckpoint.File, []byte(cp), ckptcheckpoint.CommitOptions{Trigger: ckptcheckpoint.TriggerWrite}); err != nil {
 				b.Fatal(err)
 			}
 		}

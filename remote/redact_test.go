@@ -1,4 +1,4 @@
-package sync
+package remote
 
 import (
 	"os"
@@ -6,10 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/internal/config"
 	"github.com/ckpt-dev/ckpt/internal/gittest"
 	"github.com/ckpt-dev/ckpt/repo"
-	"github.com/ckpt-dev/ckpt/sections"
+	"github.com/ckpt-dev/ckpt/secrets"
 )
 
 // Token-shaped values are built at run time, so that the repository holds none.
@@ -22,33 +23,33 @@ var (
 var markerPattern = regexp.MustCompile(`^\[REDACTED:[a-z0-9-]+:[0-9a-f]{8}\]$`)
 
 func TestRedactMarker(t *testing.T) {
-	m := RedactMarker("github-token", testToken)
+	m := redactMarker("github-token", testToken)
 	if !markerPattern.MatchString(m) || !strings.HasPrefix(m, "[REDACTED:github-token:") {
 		t.Fatalf("marker %q", m)
 	}
 	// The first 8 hex digits of the value's SHA-256: stable across runs and machines.
-	if got := RedactMarker("generic-password", "hunter2"); got != "[REDACTED:generic-password:f52fbd32]" {
+	if got := redactMarker("generic-password", "hunter2"); got != "[REDACTED:generic-password:f52fbd32]" {
 		t.Errorf("marker of a known value = %q", got)
 	}
-	if RedactMarker("github-token", testToken) != m {
+	if redactMarker("github-token", testToken) != m {
 		t.Error("one secret, two markers")
 	}
-	if RedactMarker("github-token", testToken2) == m {
+	if redactMarker("github-token", testToken2) == m {
 		t.Error("two secrets, one marker")
 	}
 	if strings.Contains(m, testToken[4:12]) {
 		t.Error("the marker shows part of the secret")
 	}
 	// A marker is not a finding itself: redacted text scans clean.
-	for _, rule := range sections.SecretRules() {
-		if fs := sections.ScanSecrets([]byte("token = "+RedactMarker(rule.ID, testToken)+"\n"), 0, nil); len(fs) > 0 {
+	for _, rule := range secrets.Rules() {
+		if fs := secrets.Scan([]byte("token = "+redactMarker(rule.ID, testToken)+"\n"), 0, nil); len(fs) > 0 {
 			t.Errorf("marker of %s is a finding: %+v", rule.ID, fs)
 		}
 	}
 }
 
 func TestRedactText(t *testing.T) {
-	mk := RedactMarker
+	mk := redactMarker
 	for _, tc := range []struct {
 		name, in, want string
 		allow          []string
@@ -66,7 +67,7 @@ func TestRedactText(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newTestService(t, &config.Config{})
-			s.Config.Secrets.Allow = tc.allow
+			s.cp.Config.Secrets.Allow = tc.allow
 			got, _ := s.redactText([]byte(tc.in))
 			if string(got) != tc.want {
 				t.Errorf("redactText(%q)\n got %q\nwant %q", tc.in, got, tc.want)
@@ -83,7 +84,7 @@ func TestRedactText(t *testing.T) {
 // that marker: every value is replaced in one pass.
 func TestRedactTextOnePass(t *testing.T) {
 	s := newTestService(t, &config.Config{})
-	long := RedactMarker("github-token", testToken)
+	long := redactMarker("github-token", testToken)
 	hash := long[len(long)-9 : len(long)-1]
 	in := "- " + testToken + "\n- api_key=" + hash + "\n"
 	got, found := s.redactText([]byte(in))
@@ -100,7 +101,7 @@ func TestRedactSession(t *testing.T) {
 	r := s.session(t, "alpha", "six", nil, nil)
 	write := func(notes string) {
 		t.Helper()
-		if _, err := s.Write(r, NotesFile, []byte(notes), CommitOptions{Trigger: "write"}); err != nil {
+		if _, err := s.Write(r, checkpoint.NotesFile, []byte(notes), checkpoint.CommitOptions{Trigger: checkpoint.TriggerWrite}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -130,10 +131,10 @@ func TestRedactSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ci.Trailer("Ckpt-Trigger") != RedactTrigger || ci.Trailer("Ckpt-Redacted") != "github-token:1" || strings.Contains(ci.Message, testToken) {
+	if ci.Trailer(checkpoint.KeyTrigger) != string(checkpoint.TriggerRedact) || ci.Trailer(checkpoint.KeyRedacted) != "github-token:1" || strings.Contains(ci.Message, testToken) {
 		t.Errorf("redact commit message:\n%s", ci.Message)
 	}
-	if got := gittest.Git(t, r.Dir, "show", "HEAD~2:notes.md"); got != "# Notes\n\n- deploy with "+RedactMarker("github-token", testToken)+"\n" {
+	if got := gittest.Git(t, r.Dir, "show", "HEAD~2:notes.md"); got != "# Notes\n\n- deploy with "+redactMarker("github-token", testToken)+"\n" {
 		t.Errorf("old version: %q", got)
 	}
 	if all := gittest.Git(t, r.Dir, "cat-file", "--batch-all-objects", "--batch"); strings.Contains(all, testToken) {
@@ -174,25 +175,25 @@ func TestSecretFindingsCache(t *testing.T) {
 		t.Fatalf("new session: %+v", fs)
 	}
 	// A commit after the cached head: scanned on top of the cache.
-	if _, err := s.Write(r, NotesFile, []byte("# Notes\n\n- deploy with "+testToken+"\n"), CommitOptions{Trigger: "write"}); err != nil {
+	if _, err := s.Write(r, checkpoint.NotesFile, []byte("# Notes\n\n- deploy with "+testToken+"\n"), checkpoint.CommitOptions{Trigger: checkpoint.TriggerWrite}); err != nil {
 		t.Fatal(err)
 	}
 	fs := find()
-	if len(fs) != 1 || fs[0].Rule != "github-token" || fs[0].File != NotesFile || fs[0].Commit == "" {
+	if len(fs) != 1 || fs[0].Rule != "github-token" || fs[0].File != checkpoint.NotesFile || fs[0].Commit == "" {
 		t.Fatalf("after a commit: %+v", fs)
 	}
 	if again := find(); len(again) != 1 {
 		t.Fatalf("from the cache: %+v", again)
 	}
 	// On disk, not committed: a finding without a commit.
-	if err := os.WriteFile(r.WorkPath(NotesFile), []byte("# Notes\n\n- "+testToken2+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(r.WorkPath(checkpoint.NotesFile), []byte("# Notes\n\n- "+testToken2+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if fs := find(); len(fs) != 2 || fs[1].Commit != "" {
 		t.Fatalf("on disk: %+v", fs)
 	}
 	// Another allowlist is another scan.
-	s.Config.Secrets.Allow = []string{"rule:github-token"}
+	s.cp.Config.Secrets.Allow = []string{"rule:github-token"}
 	if fs := find(); len(fs) != 0 {
 		t.Fatalf("allowed: %+v", fs)
 	}
@@ -203,15 +204,15 @@ func TestSecretFindingsCache(t *testing.T) {
 func TestRedactKeepsRejectedDiskBytes(t *testing.T) {
 	s := newTestService(t, &config.Config{})
 	r := s.session(t, "alpha", "six", nil, nil)
-	if _, err := s.Write(r, NotesFile, []byte("# Notes\n\n- "+testToken+"\n"), CommitOptions{Trigger: "write"}); err != nil {
+	if _, err := s.Write(r, checkpoint.NotesFile, []byte("# Notes\n\n- "+testToken+"\n"), checkpoint.CommitOptions{Trigger: checkpoint.TriggerWrite}); err != nil {
 		t.Fatal(err)
 	}
-	cp, err := os.ReadFile(r.WorkPath(CheckpointFile))
+	cp, err := os.ReadFile(r.WorkPath(checkpoint.File))
 	if err != nil {
 		t.Fatal(err)
 	}
 	bad := strings.Replace(string(cp), "### 🎯 Current Task", "### 🎯 Task", 1) + "\n- agent line with " + testToken2 + "\n"
-	if err := os.WriteFile(r.WorkPath(CheckpointFile), []byte(bad), 0o600); err != nil {
+	if err := os.WriteFile(r.WorkPath(checkpoint.File), []byte(bad), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	rep, err := s.Redact(r, RedactOptions{})
@@ -221,11 +222,11 @@ func TestRedactKeepsRejectedDiskBytes(t *testing.T) {
 	if rep.Rejected == "" || rep.Total() != 2 {
 		t.Fatalf("report %+v", rep)
 	}
-	want := strings.Replace(bad, testToken2, RedactMarker("github-token", testToken2), 1)
-	if got, _ := os.ReadFile(r.WorkPath(CheckpointFile)); string(got) != want {
+	want := strings.Replace(bad, testToken2, redactMarker("github-token", testToken2), 1)
+	if got, _ := os.ReadFile(r.WorkPath(checkpoint.File)); string(got) != want {
 		t.Errorf("disk:\n%s\nwant\n%s", got, want)
 	}
-	if got := gittest.Git(t, r.Dir, "show", rep.Rejected+":checkpoint.md"); !strings.Contains(got, "### 🎯 Task\n") || !strings.Contains(got, RedactMarker("github-token", testToken2)) {
+	if got := gittest.Git(t, r.Dir, "show", rep.Rejected+":checkpoint.md"); !strings.Contains(got, "### 🎯 Task\n") || !strings.Contains(got, redactMarker("github-token", testToken2)) {
 		t.Errorf("rejected write:\n%s", got)
 	}
 	if all := gittest.Git(t, r.Dir, "cat-file", "--batch-all-objects", "--batch"); strings.Contains(all, testToken) || strings.Contains(all, testToken2) {

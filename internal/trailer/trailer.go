@@ -1,11 +1,79 @@
-package hooks
+// Package trailer reads and adds git trailers, the `Key: value` lines that end a commit
+// message, by the rules of git interpret-trailers. It is the one parser of trailers: repo
+// reads them from commits with it, checkpoint defines ckpt's keys on top of it, and the git
+// hooks add theirs to a message being written with it.
+package trailer
 
 import "strings"
+
+// Trailer is one `Key: value` line of a message's trailer block.
+type Trailer struct{ Key, Value string }
+
+// Parse returns the trailers of a commit message: the lines of its last paragraph when that
+// paragraph is a trailer block (isBlock) and not the subject. Values are trimmed; an
+// indented continuation line joins the value before it.
+func Parse(msg string) []Trailer {
+	lines, first, start, last := paragraphs(msg)
+	if last < 0 || start <= first || !isBlock(lines[start:last+1]) {
+		return nil
+	}
+	var out []Trailer
+	for _, l := range lines[start : last+1] {
+		switch {
+		case isComment(l):
+		case (l[0] == ' ' || l[0] == '\t') && len(out) > 0:
+			out[len(out)-1].Value = strings.TrimSpace(out[len(out)-1].Value + " " + strings.TrimSpace(l))
+		default:
+			if k, v, ok := parseLine(l); ok {
+				out = append(out, Trailer{k, v})
+			}
+		}
+	}
+	return out
+}
+
+// Value returns the value of the first trailer named key (any case), "" if none.
+func Value(ts []Trailer, key string) string {
+	for _, t := range ts {
+		if strings.EqualFold(t.Key, key) {
+			return t.Value
+		}
+	}
+	return ""
+}
+
+// paragraphs splits the part of msg above any scissors line into lines (each with its
+// newline) and finds the first and last content lines and the start of the last paragraph
+// (content and comment lines back to the previous blank line); last is -1 when there is no
+// content.
+func paragraphs(msg string) (lines []string, first, start, last int) {
+	if i := scissorsIndex(msg); i >= 0 {
+		msg = msg[:i]
+	}
+	lines = strings.SplitAfter(msg, "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	first, last = -1, -1
+	for i, l := range lines {
+		if isContent(l) {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	start = last
+	for start > 0 && !isBlank(lines[start-1]) {
+		start--
+	}
+	return lines, first, start, last
+}
 
 // scissors is the line below which git ignores everything (commit -v puts the diff there).
 const scissors = "# ------------------------ >8 ------------------------"
 
-// AddTrailer adds the trailer "key: value" to the content of a commit message file, as
+// Add adds the trailer "key: value" to the content of a commit message file, as
 // prepare-commit-msg sees it. The trailer goes after the last line that is not a comment:
 // into the message's trailer block if it ends with one, else into a new block after a
 // blank line; git's "# …" lines and everything below a scissors line stay where they are.
@@ -15,32 +83,14 @@ const scissors = "# ------------------------ >8 ------------------------"
 // nothing. A message with no content yet (git commit with the editor still to open) is
 // returned as it is: a trailer alone would turn an aborted, empty commit into a commit
 // whose subject is the trailer. Comments are assumed to start with "#" (core.commentChar).
-func AddTrailer(msg, key, value string) string {
-	head, tail := msg, ""
+func Add(msg, key, value string) string {
+	tail := ""
 	if i := scissorsIndex(msg); i >= 0 {
-		head, tail = msg[:i], msg[i:]
+		tail = msg[i:]
 	}
-	lines := strings.SplitAfter(head, "\n")
-	if lines[len(lines)-1] == "" {
-		lines = lines[:len(lines)-1]
-	}
-
-	first, last := -1, -1
-	for i, l := range lines {
-		if isContent(l) {
-			if first < 0 {
-				first = i
-			}
-			last = i
-		}
-	}
+	lines, first, start, last := paragraphs(msg)
 	if last < 0 {
 		return msg
-	}
-	// The last paragraph: content and comment lines back to the previous blank line.
-	start := last
-	for start > 0 && !isBlank(lines[start-1]) {
-		start--
 	}
 	trailer := key + ": " + value + "\n"
 	// Session ids never contain '@', so the first one ends the session.
@@ -48,7 +98,7 @@ func AddTrailer(msg, key, value string) string {
 	hasSession = hasSession && session != ""
 
 	var out []string
-	if start <= first || !isTrailerBlock(lines[start:last+1]) {
+	if start <= first || !isBlock(lines[start:last+1]) {
 		// The last paragraph is the subject or prose: open a new trailer block.
 		out = append(out, lines[:last+1]...)
 		out = terminate(out)
@@ -60,7 +110,7 @@ func AddTrailer(msg, key, value string) string {
 	out = append(out, lines[:start]...)
 	placed := false
 	for _, l := range lines[start : last+1] {
-		if k, v, ok := parseTrailer(l); ok && strings.EqualFold(k, key) &&
+		if k, v, ok := parseLine(l); ok && strings.EqualFold(k, key) &&
 			(v == value || hasSession && strings.HasPrefix(v, session+"@")) {
 			// Replace in place the first trailer of this session, drop any other.
 			if !placed {
@@ -110,9 +160,9 @@ func isComment(l string) bool { return strings.HasPrefix(l, "#") }
 func isBlank(l string) bool   { return strings.TrimSpace(l) == "" }
 func isContent(l string) bool { return !isComment(l) && !isBlank(l) }
 
-// parseTrailer splits "Key: value" where Key is a git trailer token (letters, digits, '-').
+// parseLine splits "Key: value" where Key is a git trailer token (letters, digits, '-').
 // The colon must be followed by a space or end the line, so that a URL is not a trailer.
-func parseTrailer(l string) (key, value string, ok bool) {
+func parseLine(l string) (key, value string, ok bool) {
 	l = strings.TrimRight(l, "\n")
 	i := strings.IndexByte(l, ':')
 	if i <= 0 || i+1 < len(l) && l[i+1] != ' ' && l[i+1] != '\t' {
@@ -126,10 +176,10 @@ func parseTrailer(l string) (key, value string, ok bool) {
 	return l[:i], strings.TrimSpace(l[i+1:]), true
 }
 
-// isTrailerBlock follows git interpret-trailers: a paragraph is a trailer block when all
+// isBlock follows git interpret-trailers: a paragraph is a trailer block when all
 // its lines are trailers (or their indented continuations), or when at least a quarter
 // are and one of them is one git writes itself.
-func isTrailerBlock(par []string) bool {
+func isBlock(par []string) bool {
 	trailers, others := 0, 0
 	gitMade := false
 	prevTrailer := false
@@ -140,7 +190,7 @@ func isTrailerBlock(par []string) bool {
 		case (l[0] == ' ' || l[0] == '\t') && prevTrailer:
 			continue
 		}
-		if k, _, ok := parseTrailer(l); ok {
+		if k, _, ok := parseLine(l); ok {
 			trailers++
 			prevTrailer = true
 			gitMade = gitMade || strings.EqualFold(k, "Signed-off-by")

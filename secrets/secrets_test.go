@@ -1,4 +1,4 @@
-package sections
+package secrets
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/ckpt-dev/ckpt/sections"
 )
 
 const (
@@ -90,7 +92,7 @@ func fill(t testing.TB, name string, f map[string]string) []byte {
 	return []byte(s)
 }
 
-func secretStrings(ss []Secret) []string {
+func secretStrings(ss []Finding) []string {
 	out := []string{}
 	for _, s := range ss {
 		out = append(out, s.Rule+" "+s.Value)
@@ -104,7 +106,7 @@ func TestScanSecretsCorpus(t *testing.T) {
 	want := []struct {
 		name, rule string
 		line       int
-		section    ID
+		section    sections.ID
 	}{
 		{"AWS_ACCESS_KEY_ID", "aws-access-key-id", 3, ""},
 		{"NPM_TOKEN", "npm-token", 7, "§1"},
@@ -127,7 +129,7 @@ func TestScanSecretsCorpus(t *testing.T) {
 		{"PEM_BLOCK", "private-key", 64, "§11"},
 		{"WEAK_PASSWORD", "generic-password", 72, "§11"},
 	}
-	got := ScanSecrets(src, 2, nil)
+	got := Scan(src, 2, nil)
 	for i, w := range want {
 		if i >= len(got) {
 			t.Errorf("missing %s (%s) at line %d", w.name, w.rule, w.line)
@@ -148,7 +150,7 @@ func TestScanSecretsCorpus(t *testing.T) {
 	for _, w := range want {
 		covered[w.rule] = true
 	}
-	for _, r := range SecretRules() {
+	for _, r := range Rules() {
 		if !covered[r.ID] {
 			t.Errorf("rule %s has no case in testdata/secrets/checkpoint.md", r.ID)
 		}
@@ -264,13 +266,13 @@ func TestScanSecretsLines(t *testing.T) {
 	}
 	for _, tc := range tcs {
 		t.Run(tc.name, func(t *testing.T) {
-			got := secretStrings(ScanSecrets([]byte(tc.src), 0, nil))
+			got := secretStrings(Scan([]byte(tc.src), 0, nil))
 			want := tc.want
 			if want == nil {
 				want = []string{}
 			}
 			if strings.Join(got, "\n") != strings.Join(want, "\n") {
-				t.Errorf("ScanSecrets(%q)\ngot  %q\nwant %q", tc.src, got, want)
+				t.Errorf("Scan(%q)\ngot  %q\nwant %q", tc.src, got, want)
 			}
 		})
 	}
@@ -283,7 +285,7 @@ func TestScanSecretsLineNumbers(t *testing.T) {
 		src     string
 		level   int
 		line    int
-		section ID
+		section sections.ID
 	}{
 		{"crlf", "## A\r\ntext\r\n\r\n## B\r\nx " + gh + "\r\n", 0, 5, "b"},
 		{"bom and front matter", "\xEF\xBB\xBF---\nk: v\n---\n" + gh + "\n## A\n", 2, 4, ""},
@@ -292,7 +294,7 @@ func TestScanSecretsLineNumbers(t *testing.T) {
 		{"level picks the sections", "## A\n### B\n" + gh + "\n", 2, 3, "a"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := ScanSecrets([]byte(tc.src), tc.level, nil)
+			got := Scan([]byte(tc.src), tc.level, nil)
 			if len(got) != 1 || got[0].Line != tc.line || got[0].Section != tc.section {
 				t.Fatalf("got %+v, want one at line %d in %q", got, tc.line, tc.section)
 			}
@@ -303,7 +305,7 @@ func TestScanSecretsLineNumbers(t *testing.T) {
 func TestScanSecretsAllow(t *testing.T) {
 	f := fakeSecrets()
 	src := fill(t, "checkpoint.md", f)
-	all := secretStrings(ScanSecrets(src, 2, nil))
+	all := secretStrings(Scan(src, 2, nil))
 	without := func(rules ...string) []string {
 		var out []string
 		for _, s := range all {
@@ -332,7 +334,7 @@ func TestScanSecretsAllow(t *testing.T) {
 		{"nothing matches", []string{"", "prefix:", "rule:", "rule:no-such-rule", f["GITHUB_TOKEN"][:20], "prefix:zz"}, all},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := secretStrings(ScanSecrets(src, 2, tc.allow))
+			got := secretStrings(Scan(src, 2, tc.allow))
 			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
 				t.Errorf("allow %q: got %d findings\n%q\nwant %d\n%q", tc.allow, len(got), got, len(tc.want), tc.want)
 			}
@@ -342,7 +344,7 @@ func TestScanSecretsAllow(t *testing.T) {
 	// An allowlisted token does not come back as a generic secret.
 	gh := f["GITHUB_TOKEN"]
 	for _, allow := range []string{gh, "rule:github-token", "prefix:gh" + "p_"} {
-		if got := ScanSecrets([]byte("GITHUB_TOKEN="+gh+"\n"), 0, []string{allow}); len(got) != 0 {
+		if got := Scan([]byte("GITHUB_TOKEN="+gh+"\n"), 0, []string{allow}); len(got) != 0 {
 			t.Errorf("allow %.16q: got %v", allow, secretStrings(got))
 		}
 	}
@@ -362,7 +364,7 @@ func secretCorpus(t testing.TB, name string) []byte {
 func TestScanSecretsClean(t *testing.T) {
 	for _, name := range []string{"six/checkpoint.md", "six/notes.md", "eleven/checkpoint.md", "eleven/notes.md", "eleven/MEMORY.md"} {
 		t.Run(name, func(t *testing.T) {
-			if got := ScanSecrets(secretCorpus(t, name), 0, nil); len(got) != 0 {
+			if got := Scan(secretCorpus(t, name), 0, nil); len(got) != 0 {
 				t.Errorf("false positives: %+v", got)
 			}
 		})
@@ -380,13 +382,13 @@ func TestScanSecretsClean(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, s := range ScanSecrets(b, 0, nil) {
+			for _, s := range Scan(b, 0, nil) {
 				t.Errorf("false positive at line %d: %s %q", s.Line, s.Rule, s.Redacted)
 			}
 		})
 	}
 	t.Run("testdata/secrets/clean.md", func(t *testing.T) {
-		if got := ScanSecrets(fill(t, "clean.md", fakeSecrets()), 3, nil); len(got) != 0 {
+		if got := Scan(fill(t, "clean.md", fakeSecrets()), 3, nil); len(got) != 0 {
 			for _, s := range got {
 				t.Errorf("false positive at line %d: %s %q", s.Line, s.Rule, s.Value)
 			}
@@ -403,7 +405,7 @@ func TestSecretSourcesClean(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, s := range ScanSecrets(b, 0, nil) {
+		for _, s := range Scan(b, 0, nil) {
 			t.Errorf("%s:%d: %s %s: build it at run time", name, s.Line, s.Rule, s.Redacted)
 		}
 	}
@@ -425,7 +427,7 @@ func TestSecretRedacted(t *testing.T) {
 		}
 	}
 
-	for _, s := range ScanSecrets(fill(t, "checkpoint.md", fakeSecrets()), 2, nil) {
+	for _, s := range Scan(fill(t, "checkpoint.md", fakeSecrets()), 2, nil) {
 		if utf8.RuneCountInString(s.Redacted) >= utf8.RuneCountInString(s.Value) || strings.Contains(s.Redacted, s.Value) {
 			t.Errorf("%s: redacted %q gives the value away", s.Rule, s.Redacted)
 		}
@@ -434,16 +436,16 @@ func TestSecretRedacted(t *testing.T) {
 
 func TestSecretCheck(t *testing.T) {
 	src := fill(t, "checkpoint.md", fakeSecrets())
-	doc := Parse(src, Options{})
-	secrets := ScanSecrets(src, 0, nil)
-	fs := Check(doc, doc, Rules{Extra: []func(*Document) []Finding{SecretCheck(nil)}})
-	var got []Finding
+	doc := sections.Parse(src, sections.Options{})
+	secrets := Scan(src, 0, nil)
+	fs := sections.Check(doc, doc, sections.Rules{Extra: []func(*sections.Document) []sections.Finding{Check(nil)}})
+	var got []sections.Finding
 	for _, f := range fs {
 		if strings.HasPrefix(f.Message, "possible secret") {
 			got = append(got, f)
 		}
 	}
-	if HasErrors(fs) {
+	if sections.HasErrors(fs) {
 		t.Errorf("errors in %v", fs)
 	}
 	if len(got) != len(secrets) {
@@ -451,7 +453,7 @@ func TestSecretCheck(t *testing.T) {
 	}
 	for i, f := range got {
 		s := secrets[i]
-		want := Finding{Line: s.Line, Severity: Warning, Section: s.Section, Message: "possible secret (" + s.Rule + "): " + s.Redacted}
+		want := sections.Finding{Line: s.Line, Severity: sections.Warning, Section: s.Section, Message: "possible secret (" + s.Rule + "): " + s.Redacted}
 		if f != want {
 			t.Errorf("finding %d = %+v, want %+v", i, f, want)
 		}
@@ -459,29 +461,29 @@ func TestSecretCheck(t *testing.T) {
 
 	// Sections are found by where they are now, not by the line they were parsed at.
 	gh := fakeSecrets()["GITHUB_TOKEN"]
-	d := Parse([]byte("## §1 A\n_x_\ntext\n## §2 B\nmore\n"), Options{})
-	d.Put(Section{ID: "§3", Line: 99, Heading: []byte("## §3 C\n"), Body: []byte("token " + gh + "\n")}, nil)
-	want := []Finding{{Line: 7, Severity: Warning, Section: "§3", Message: "possible secret (github-token): " + redactSecret(gh)}}
-	if got := SecretCheck(nil)(d); fmt.Sprint(got) != fmt.Sprint(want) || got[0].Section != "§3" {
+	d := sections.Parse([]byte("## §1 A\n_x_\ntext\n## §2 B\nmore\n"), sections.Options{})
+	d.Put(sections.Section{ID: "§3", Line: 99, Heading: []byte("## §3 C\n"), Body: []byte("token " + gh + "\n")}, nil)
+	want := []sections.Finding{{Line: 7, Severity: sections.Warning, Section: "§3", Message: "possible secret (github-token): " + redactSecret(gh)}}
+	if got := Check(nil)(d); fmt.Sprint(got) != fmt.Sprint(want) || got[0].Section != "§3" {
 		t.Errorf("after Put: got %+v, want %+v", got, want)
 	}
-	if got := SecretCheck([]string{"rule:github-token"})(d); len(got) != 0 {
+	if got := Check([]string{"rule:github-token"})(d); len(got) != 0 {
 		t.Errorf("allowlisted: got %+v", got)
 	}
 }
 
 func TestSecretRules(t *testing.T) {
 	seen := map[string]bool{}
-	for _, r := range SecretRules() {
+	for _, r := range Rules() {
 		if r.ID == "" || r.Description == "" || seen[r.ID] || strings.ContainsAny(r.ID, " :") {
 			t.Errorf("rule %q: want a unique id without spaces or colons and a description", r.ID)
 		}
 		seen[r.ID] = true
 	}
-	rs := SecretRules()
+	rs := Rules()
 	rs[0].ID = "changed"
-	if SecretRules()[0].ID == "changed" {
-		t.Error("SecretRules returns the package's own slice")
+	if Rules()[0].ID == "changed" {
+		t.Error("Rules returns the package's own slice")
 	}
 }
 
@@ -494,7 +496,7 @@ func FuzzScanSecrets(f *testing.F) {
 	f.Add([]byte("TOKEN=\xff\xfe"+fakes["GENERIC_SECRET"]+"\n"), 3)
 	f.Fuzz(func(t *testing.T, src []byte, level int) {
 		lines := bytes.Split(src, []byte{'\n'})
-		for _, s := range ScanSecrets(src, level%7, nil) {
+		for _, s := range Scan(src, level%7, nil) {
 			if s.Line < 1 || s.Line > len(lines) {
 				t.Fatalf("%s at line %d of %d", s.Rule, s.Line, len(lines))
 			}
@@ -519,8 +521,26 @@ func BenchmarkScanSecrets8KB(b *testing.B) {
 	b.SetBytes(int64(len(src)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if fs := ScanSecrets(src, 0, nil); len(fs) != 0 {
+		if fs := Scan(src, 0, nil); len(fs) != 0 {
 			b.Fatal(fs)
 		}
 	}
+}
+
+// FuzzCheck holds Check to findings with valid lines, whatever the document (sections'
+// FuzzCheck held its rules to the same before the scanner moved here).
+func FuzzCheck(f *testing.F) {
+	for _, name := range []string{"six/checkpoint.md", "eleven/checkpoint.md"} {
+		f.Add(secretCorpus(f, name))
+	}
+	f.Add(fill(f, "checkpoint.md", fakeSecrets()))
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		d := sections.Parse(doc, sections.Options{})
+		lines := strings.Count(string(doc), "\n") + 1
+		for _, fd := range Check(nil)(d) {
+			if fd.Line < 1 || fd.Line > lines+1 {
+				t.Fatalf("finding at line %d of a %d-line document: %v", fd.Line, lines, fd)
+			}
+		}
+	})
 }

@@ -1,23 +1,26 @@
-package sync
+package knowledge
 
 import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
+	"github.com/ckpt-dev/ckpt/internal/trailer"
 	"github.com/ckpt-dev/ckpt/repo"
 	"github.com/ckpt-dev/ckpt/templates"
 )
 
-// KnowledgeGraph reads the knowledge graph as it is in the knowledge work tree; before the
-// first promotion it is the empty template.
-func (s *Service) KnowledgeGraph() (*KnowledgeGraph, error) {
-	p := filepath.Join(s.Store.KnowledgeDir(), KnowledgeFile)
+// Load reads the knowledge graph as it is in the knowledge work tree; before the first
+// promotion it is the empty template.
+func Load(st *repo.Store) (*Graph, error) {
+	p := filepath.Join(st.KnowledgeDir(), File)
 	src, err := os.ReadFile(p)
 	if errors.Is(err, fs.ErrNotExist) {
-		t, err := templates.Load(s.Store.Home, "knowledge")
+		t, err := templates.Load(st.Home, "knowledge")
 		if err != nil {
 			return nil, err
 		}
@@ -25,7 +28,7 @@ func (s *Service) KnowledgeGraph() (*KnowledgeGraph, error) {
 	} else if err != nil {
 		return nil, err
 	}
-	kg, err := ParseKnowledgeGraph(src)
+	kg, err := Parse(src)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p, err)
 	}
@@ -34,14 +37,15 @@ func (s *Service) KnowledgeGraph() (*KnowledgeGraph, error) {
 
 // Review moves a knowledge graph entry to state (accepted or rejected; pending puts it back
 // under review) and commits the change in the knowledge repository. A rejected decision is
-// never promoted again.
-func (s *Service) Review(id, state string) (*KGEntry, repo.Hash, bool, error) {
-	unlock, err := s.Store.Lock(repo.KnowledgeLock, true)
+// never promoted again. It returns the entry, the knowledge repository's head, and whether
+// anything changed.
+func Review(st *repo.Store, id, state string) (*Entry, repo.Hash, bool, error) {
+	unlock, err := st.Lock(repo.KnowledgeLock, true)
 	if err != nil {
 		return nil, repo.ZeroHash, false, err
 	}
 	defer unlock()
-	kr, err := s.Store.OpenKnowledge()
+	kr, err := st.OpenKnowledge()
 	if errors.Is(err, repo.ErrNotFound) {
 		return nil, repo.ZeroHash, false, fmt.Errorf("%s: %w (nothing was promoted yet)", id, ErrNoEntry)
 	}
@@ -52,8 +56,8 @@ func (s *Service) Review(id, state string) (*KGEntry, repo.Hash, bool, error) {
 	if err != nil {
 		return nil, repo.ZeroHash, false, err
 	}
-	disk := copyFiles(files)
-	kg, err := s.KnowledgeGraph()
+	disk := maps.Clone(files)
+	kg, err := Load(st)
 	if err != nil {
 		return nil, repo.ZeroHash, false, err
 	}
@@ -67,10 +71,14 @@ func (s *Service) Review(id, state string) (*KGEntry, repo.Hash, bool, error) {
 	}
 	from := e.State
 	e.State = state
-	files[KnowledgeFile] = kg.Render()
+	files[File] = kg.Render()
 	verb := map[string]string{StateAccepted: "accept", StateRejected: "reject", StatePending: "reopen"}[state]
-	msg := fmt.Sprintf("knowledge(%s): %s\n\n%s moves from %s to %s.\n\nCkpt-Trigger: manual\n", verb, e.ID, e.ID, from, state)
+	msg := checkpoint.Message{
+		Subject:  fmt.Sprintf("knowledge(%s): %s", verb, e.ID),
+		Body:     fmt.Sprintf("%s moves from %s to %s.", e.ID, from, state),
+		Trailers: []trailer.Trailer{{Key: checkpoint.KeyTrigger, Value: string(checkpoint.TriggerManual)}},
+	}
 	// The graph is replaced only while it holds the bytes read (a sync may write it too).
-	h, changed, err := kr.Commit(repo.CommitRequest{Files: files, Message: msg, Disk: disk})
+	h, changed, err := kr.Commit(repo.CommitRequest{Files: files, Message: msg.String(), Disk: disk})
 	return e, h, changed, err
 }

@@ -1,4 +1,4 @@
-package sync
+package delta
 
 import (
 	"bufio"
@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/internal/golden"
 	"github.com/ckpt-dev/ckpt/sections"
 )
@@ -78,7 +79,7 @@ func deltaSize(t *testing.T, path string) int64 {
 	return fi.Size()
 }
 
-func deltaTexts(es []DeltaEntry) []string {
+func deltaTexts(es []entry) []string {
 	var out []string
 	for _, e := range es {
 		out = append(out, e.Text)
@@ -86,7 +87,7 @@ func deltaTexts(es []DeltaEntry) []string {
 	return out
 }
 
-func deltaDump(r TranscriptRead) []byte {
+func deltaDump(r transcriptRead) []byte {
 	var b bytes.Buffer
 	for _, e := range r.Entries {
 		fmt.Fprintf(&b, "entry %s %s\n", e.Time.Format(time.RFC3339Nano), e.Text)
@@ -117,7 +118,7 @@ func TestReadTranscriptGolden(t *testing.T) {
 				"assistant: I'll start by reading checkpoint_manager.py. [tool: Read]",
 			},
 			lacks:        []string{"The user wants", "def check_sparse", "Session persistence phase 2"},
-			longestRunes: MaxDeltaRunes,
+			longestRunes: maxRunes,
 		},
 		{
 			name:     "generic",
@@ -128,7 +129,7 @@ func TestReadTranscriptGolden(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := ReadTranscript(tc.path, 0, time.Time{})
+			r, err := readTranscript(tc.path, 0, time.Time{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -183,7 +184,7 @@ func TestReadTranscriptSince(t *testing.T) {
 			if tc.since != "" {
 				since = deltaTime(t, tc.since)
 			}
-			r, err := ReadTranscript(tc.path, 0, since)
+			r, err := readTranscript(tc.path, 0, since)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -201,7 +202,7 @@ func TestReadTranscriptSince(t *testing.T) {
 
 func TestReadTranscriptResume(t *testing.T) {
 	path := deltaCopy(t, deltaClaudeCode)
-	first, err := ReadTranscript(path, 0, time.Time{})
+	first, err := readTranscript(path, 0, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +210,7 @@ func TestReadTranscriptResume(t *testing.T) {
 	bad := "{broken\n"
 	deltaAppend(t, path, grown+bad+`{"ts":"2026-04-01T22:11:00Z","role":"assistant","content":"new two"}`+"\n")
 
-	second, err := ReadTranscript(path, first.Next, time.Time{})
+	second, err := readTranscript(path, first.Next, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +225,7 @@ func TestReadTranscriptResume(t *testing.T) {
 		t.Errorf("next %d restarted %t, want %d false", second.Next, second.Restarted, deltaSize(t, path))
 	}
 
-	third, err := ReadTranscript(path, second.Next, time.Time{})
+	third, err := readTranscript(path, second.Next, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +241,7 @@ func TestReadTranscriptIncompleteLine(t *testing.T) {
 	if err := os.WriteFile(path, []byte(done+half), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r, err := ReadTranscript(path, 0, time.Time{})
+	r, err := readTranscript(path, 0, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +249,7 @@ func TestReadTranscriptIncompleteLine(t *testing.T) {
 		t.Fatalf("got %q %q next %d, want the complete line only and next %d", deltaTexts(r.Entries), r.Warnings, r.Next, len(done))
 	}
 
-	again, err := ReadTranscript(path, r.Next, time.Time{})
+	again, err := readTranscript(path, r.Next, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +258,7 @@ func TestReadTranscriptIncompleteLine(t *testing.T) {
 	}
 
 	deltaAppend(t, path, `stant","content":"finished"}`+"\n")
-	last, err := ReadTranscript(path, again.Next, time.Time{})
+	last, err := readTranscript(path, again.Next, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +293,7 @@ func TestReadTranscriptRestarted(t *testing.T) {
 			if err := os.WriteFile(path, []byte(tc.now), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			r, err := ReadTranscript(path, tc.offset, time.Time{})
+			r, err := readTranscript(path, tc.offset, time.Time{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -310,10 +311,10 @@ func TestReadTranscriptRestarted(t *testing.T) {
 			}
 		})
 	}
-	if _, err := ReadTranscript(filepath.Join(t.TempDir(), "missing.jsonl"), 0, time.Time{}); err == nil {
+	if _, err := readTranscript(filepath.Join(t.TempDir(), "missing.jsonl"), 0, time.Time{}); err == nil {
 		t.Error("a missing transcript is not an error")
 	}
-	if _, err := ReadTranscript(deltaGeneric, -1, time.Time{}); err == nil {
+	if _, err := readTranscript(deltaGeneric, -1, time.Time{}); err == nil {
 		t.Error("a negative offset is not an error")
 	}
 }
@@ -429,7 +430,7 @@ func TestReadDailyLog(t *testing.T) {
 			if tc.since != "" {
 				since = deltaTime(t, tc.since)
 			}
-			es, warns, err := ReadDailyLog(tc.path, since)
+			es, warns, err := readDailyLog(tc.path, since)
 			if tc.err != "" {
 				if err == nil || !strings.HasPrefix(err.Error(), tc.err) {
 					t.Fatalf("error %v, want one starting %q", err, tc.err)
@@ -441,7 +442,7 @@ func TestReadDailyLog(t *testing.T) {
 			}
 			var got []string
 			for _, e := range es {
-				got = append(got, FormatTime(e.Time)+" "+e.Text)
+				got = append(got, checkpoint.FormatTime(e.Time)+" "+e.Text)
 			}
 			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
 				t.Errorf("entries\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
@@ -459,28 +460,28 @@ func TestFormatDeltaEntry(t *testing.T) {
 	han := strings.Repeat("记得测试", 150) // 600 runes of 3 bytes each
 	tests := []struct {
 		name string
-		e    DeltaEntry
+		e    entry
 		want string
 	}{
-		{"plain", DeltaEntry{at, "user: hi"}, "**[2026-04-01T21:50Z]** user: hi"},
-		{"other zone", DeltaEntry{at.In(time.FixedZone("CEST", 2*3600)), "x"}, "**[2026-04-01T21:50Z]** x"},
-		{"newlines and runs of space", DeltaEntry{at, " line one\r\n\n\tline  two \u00a0 end\n"}, "**[2026-04-01T21:50Z]** line one line two end"},
-		{"control characters", DeltaEntry{at, "a\x00\x1b[31mb"}, "**[2026-04-01T21:50Z]** a [31mb"},
-		{"empty text", DeltaEntry{at, " \n "}, "**[2026-04-01T21:50Z]**"},
-		{"exactly 500", DeltaEntry{at, ascii(500)}, "**[2026-04-01T21:50Z]** " + ascii(500)},
-		{"501 cut", DeltaEntry{at, ascii(501)}, "**[2026-04-01T21:50Z]** " + ascii(499) + "…"},
-		{"chinese cut at 500 runes", DeltaEntry{at, han}, "**[2026-04-01T21:50Z]** " + string([]rune(han)[:499]) + "…"},
-		{"cut counts collapsed space", DeltaEntry{at, ascii(498) + "\n\n\n" + ascii(10)}, "**[2026-04-01T21:50Z]** " + ascii(498) + " " + "…"},
-		{"invalid utf-8", DeltaEntry{at, "ok\xff\xfeend"}, "**[2026-04-01T21:50Z]** ok\uFFFD\uFFFDend"},
+		{"plain", entry{at, "user: hi"}, "**[2026-04-01T21:50Z]** user: hi"},
+		{"other zone", entry{at.In(time.FixedZone("CEST", 2*3600)), "x"}, "**[2026-04-01T21:50Z]** x"},
+		{"newlines and runs of space", entry{at, " line one\r\n\n\tline  two \u00a0 end\n"}, "**[2026-04-01T21:50Z]** line one line two end"},
+		{"control characters", entry{at, "a\x00\x1b[31mb"}, "**[2026-04-01T21:50Z]** a [31mb"},
+		{"empty text", entry{at, " \n "}, "**[2026-04-01T21:50Z]**"},
+		{"exactly 500", entry{at, ascii(500)}, "**[2026-04-01T21:50Z]** " + ascii(500)},
+		{"501 cut", entry{at, ascii(501)}, "**[2026-04-01T21:50Z]** " + ascii(499) + "…"},
+		{"chinese cut at 500 runes", entry{at, han}, "**[2026-04-01T21:50Z]** " + string([]rune(han)[:499]) + "…"},
+		{"cut counts collapsed space", entry{at, ascii(498) + "\n\n\n" + ascii(10)}, "**[2026-04-01T21:50Z]** " + ascii(498) + " " + "…"},
+		{"invalid utf-8", entry{at, "ok\xff\xfeend"}, "**[2026-04-01T21:50Z]** ok\uFFFD\uFFFDend"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := FormatDeltaEntry(tc.e)
+			got := formatEntry(tc.e)
 			if got != tc.want {
 				t.Errorf("got  %q\nwant %q", got, tc.want)
 			}
 			text := strings.TrimPrefix(strings.TrimPrefix(got, "**[2026-04-01T21:50Z]**"), " ")
-			if n := utf8.RuneCountInString(text); n > MaxDeltaRunes || !utf8.ValidString(got) || strings.ContainsAny(got, "\r\n") {
+			if n := utf8.RuneCountInString(text); n > maxRunes || !utf8.ValidString(got) || strings.ContainsAny(got, "\r\n") {
 				t.Errorf("text of %d runes, valid %t, one line %t", n, utf8.ValidString(got), !strings.ContainsAny(got, "\r\n"))
 			}
 		})
@@ -499,10 +500,10 @@ func TestUpdateDeltaSection(t *testing.T) {
 	corpus := meta0 + "\n\n" + e50 + "\n" + e55 + "\n\n"
 	from, to := deltaTime(t, "2026-04-01T22:00:00Z"), deltaTime(t, "2026-04-01T22:10:00Z")
 	at := func(s string) time.Time { return deltaTime(t, "2026-04-01T"+s+"Z") }
-	numbered := func(n int) []DeltaEntry {
-		var es []DeltaEntry
+	numbered := func(n int) []entry {
+		var es []entry
 		for i := 1; i <= n; i++ {
-			es = append(es, DeltaEntry{at(fmt.Sprintf("22:%02d:00", i)), fmt.Sprintf("entry %d", i)})
+			es = append(es, entry{at(fmt.Sprintf("22:%02d:00", i)), fmt.Sprintf("entry %d", i)})
 		}
 		return es
 	}
@@ -515,7 +516,7 @@ func TestUpdateDeltaSection(t *testing.T) {
 		name               string
 		heading, directive string
 		body               string
-		entries            []DeltaEntry
+		entries            []entry
 		from, to           time.Time
 		limit              int
 		want               string // the whole section
@@ -523,19 +524,19 @@ func TestUpdateDeltaSection(t *testing.T) {
 		{
 			name:    "add to the corpus section in time order",
 			body:    corpus,
-			entries: []DeltaEntry{{at("22:03:30"), "user: Also update AGENTS.md"}, {at("21:52:10"), "assistant: ran the tests"}},
-			limit:   DeltaLimit,
+			entries: []entry{{at("22:03:30"), "user: Also update AGENTS.md"}, {at("21:52:10"), "assistant: ran the tests"}},
+			limit:   sectionLimit,
 			want: deltaHeading + meta1 + "\n\n" + e50 + "\n" + "**[2026-04-01T21:52Z]** assistant: ran the tests\n" + e55 + "\n" +
 				"**[2026-04-01T22:03Z]** user: Also update AGENTS.md\n\n",
 		},
 		{
 			name: "same line is not added twice",
 			body: corpus,
-			entries: []DeltaEntry{
+			entries: []entry{
 				{at("21:50:30"), "Ran `workspace_watchdog.py verify`, 3 files changed..."},
 				{at("22:01:00"), "twice"}, {at("22:01:59"), "twice"},
 			},
-			limit: DeltaLimit,
+			limit: sectionLimit,
 			want:  deltaHeading + meta1 + "\n\n" + e50 + "\n" + e55 + "\n" + "**[2026-04-01T22:01Z]** twice\n\n",
 		},
 		{
@@ -543,7 +544,7 @@ func TestUpdateDeltaSection(t *testing.T) {
 			body:  corpus,
 			from:  at("21:45:00"),
 			to:    at("22:00:00"),
-			limit: DeltaLimit,
+			limit: sectionLimit,
 			want:  deltaHeading + corpus,
 		},
 		{
@@ -563,7 +564,7 @@ func TestUpdateDeltaSection(t *testing.T) {
 		{
 			name:    "limit drops old and new entries alike",
 			body:    meta0 + "\n\n" + entryLine(4) + "\n",
-			entries: []DeltaEntry{numbered(5)[4], numbered(5)[0], numbered(5)[2], numbered(5)[1]},
+			entries: []entry{numbered(5)[4], numbered(5)[0], numbered(5)[2], numbered(5)[1]},
 			limit:   len(threeFit),
 			want:    threeFit,
 		},
@@ -585,20 +586,20 @@ func TestUpdateDeltaSection(t *testing.T) {
 			name:    "missing meta line is inserted",
 			body:    "\n",
 			entries: numbered(1),
-			limit:   DeltaLimit,
+			limit:   sectionLimit,
 			want:    deltaHeading + meta1 + "\n\n" + entryLine(1) + "\n",
 		},
 		{
 			name:  "missing meta line in an empty section",
 			body:  "\n",
-			limit: DeltaLimit,
+			limit: sectionLimit,
 			want:  deltaHeading + meta1 + "\n\n",
 		},
 		{
 			name:    "meta line moves under the heading, other lines stay before the entries",
 			body:    "see checkpoint-delta.md for older entries\n" + meta0 + "\n\n" + entryLine(1) + "_a note_\n\n",
 			entries: numbered(2)[1:],
-			limit:   DeltaLimit,
+			limit:   sectionLimit,
 			want:    deltaHeading + meta1 + "\n\nsee checkpoint-delta.md for older entries\n_a note_\n\n" + entryLine(1) + entryLine(2) + "\n",
 		},
 		{
@@ -606,7 +607,7 @@ func TestUpdateDeltaSection(t *testing.T) {
 			directive: "_what came after the checkpoint_\n",
 			body:      meta0 + "\n\n",
 			entries:   numbered(1),
-			limit:     DeltaLimit,
+			limit:     sectionLimit,
 			want:      deltaHeading + "_what came after the checkpoint_\n" + meta1 + "\n\n" + entryLine(1) + "\n",
 		},
 		{
@@ -614,21 +615,21 @@ func TestUpdateDeltaSection(t *testing.T) {
 			heading: strings.Replace(deltaHeading, "\n", "\r\n", 1),
 			body:    strings.ReplaceAll(corpus, "\n", "\r\n"),
 			entries: numbered(1),
-			limit:   DeltaLimit,
+			limit:   sectionLimit,
 			want:    strings.ReplaceAll(deltaHeading+meta1+"\n\n"+e50+"\n"+e55+"\n"+entryLine(1)+"\n", "\n", "\r\n"),
 		},
 		{
 			name:    "no final newline",
 			heading: strings.TrimSuffix(deltaHeading, "\n"),
 			entries: numbered(1),
-			limit:   DeltaLimit,
+			limit:   sectionLimit,
 			want:    deltaHeading + meta1 + "\n\n" + strings.TrimSuffix(entryLine(1), "\n"),
 		},
 		{
 			name:    "closing rule stays last",
 			body:    meta0 + "\n\n" + entryLine(1) + "\n---\n",
 			entries: numbered(2)[1:],
-			limit:   DeltaLimit,
+			limit:   sectionLimit,
 			want:    deltaHeading + meta1 + "\n\n" + entryLine(1) + entryLine(2) + "\n---\n",
 		},
 	}
@@ -647,7 +648,7 @@ func TestUpdateDeltaSection(t *testing.T) {
 				sec.Directive = []byte(tc.directive)
 			}
 			before := string(sec.Bytes())
-			got := UpdateDeltaSection(sec, tc.entries, f, tt, tc.limit)
+			got := updateSection(sec, tc.entries, f, tt, tc.limit)
 			if string(got.Bytes()) != tc.want {
 				t.Errorf("got\n%q\nwant\n%q", got.Bytes(), tc.want)
 			}
@@ -676,15 +677,15 @@ func TestUpdateDeltaSectionCorpus(t *testing.T) {
 	if !ok {
 		t.Fatal("no _last_updated_ in the corpus checkpoint")
 	}
-	since, err := time.Parse(TimeFormat, v)
+	since, err := time.Parse(checkpoint.TimeFormat, v)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := ReadTranscript(deltaClaudeCode, 0, since)
+	tr, err := readTranscript(deltaClaudeCode, 0, since)
 	if err != nil {
 		t.Fatal(err)
 	}
-	logged, _, err := ReadDailyLog(deltaDailyLog, since)
+	logged, _, err := readDailyLog(deltaDailyLog, since)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -697,7 +698,7 @@ func TestUpdateDeltaSectionCorpus(t *testing.T) {
 		t.Fatal("no 📡 section in the corpus checkpoint")
 	}
 	old := sections.Parse(src, sections.Options{Level: 3})
-	doc.Sections[i] = UpdateDeltaSection(doc.Sections[i], entries, since, deltaTime(t, "2026-04-01T22:07:00Z"), DeltaLimit)
+	doc.Sections[i] = updateSection(doc.Sections[i], entries, since, deltaTime(t, "2026-04-01T22:07:00Z"), sectionLimit)
 	out := doc.Render()
 	deltaGolden(t, "six-updated.md", out)
 
@@ -713,8 +714,8 @@ func TestUpdateDeltaSectionCorpus(t *testing.T) {
 	if got, _ := again.MetaValue("delta_since_last"); got != "2026-04-01T22:00Z → 2026-04-01T22:07Z" {
 		t.Errorf("_delta_since_last_ is %q", got)
 	}
-	if n := again.Sections[i].Len(); n > DeltaLimit {
-		t.Errorf("📡 is %d bytes, over %d", n, DeltaLimit)
+	if n := again.Sections[i].Len(); n > sectionLimit {
+		t.Errorf("📡 is %d bytes, over %d", n, sectionLimit)
 	}
 }
 
@@ -742,24 +743,24 @@ func FuzzUpdateDeltaSection(f *testing.F) {
 		at := time.Unix(int64(uint64(unix)%(1<<34)), 0)
 		from, to := time.Unix(1775080800, 0), time.Unix(1775081400, 0)
 		sec := sections.Section{ID: "📡", Heading: []byte(h), Body: body}
-		got := UpdateDeltaSection(sec, []DeltaEntry{{at, text}}, from, to, limit)
+		got := updateSection(sec, []entry{{at, text}}, from, to, limit)
 
 		if got.HeadingLine() != sec.HeadingLine() {
 			t.Fatalf("heading %q became %q", sec.HeadingLine(), got.HeadingLine())
 		}
-		meta := "_delta_since_last: " + FormatTime(from) + " → " + FormatTime(to) + "_"
+		meta := "_delta_since_last: " + checkpoint.FormatTime(from) + " → " + checkpoint.FormatTime(to) + "_"
 		if !bytes.HasPrefix(got.Body, []byte(meta)) {
 			t.Fatalf("body does not start with the meta line: %q", got.Body)
 		}
-		bare := UpdateDeltaSection(sec, nil, from, to, 1) // every entry dropped
+		bare := updateSection(sec, nil, from, to, 1) // every entry dropped
 		if limit > 0 && bare.Len() <= limit && got.Len() > limit {
 			t.Fatalf("section of %d bytes over the limit %d (%d without entries)", got.Len(), limit, bare.Len())
 		}
-		line := FormatDeltaEntry(DeltaEntry{at, text})
+		line := formatEntry(entry{at, text})
 		if limit <= 0 && !bytes.Contains(got.Body, []byte(line)) {
 			t.Fatalf("entry %q missing without a limit: %q", line, got.Body)
 		}
-		if again := UpdateDeltaSection(got, nil, from, to, limit); !bytes.Equal(again.Bytes(), got.Bytes()) {
+		if again := updateSection(got, nil, from, to, limit); !bytes.Equal(again.Bytes(), got.Bytes()) {
 			t.Fatalf("not stable:\n%q\n%q", got.Bytes(), again.Bytes())
 		}
 	})
@@ -846,7 +847,7 @@ func BenchmarkReadTranscriptTail(b *testing.B) {
 	b.SetBytes(fi.Size() - off)
 	b.ReportAllocs()
 	for b.Loop() {
-		r, err := ReadTranscript(path, off, time.Time{})
+		r, err := readTranscript(path, off, time.Time{})
 		if err != nil || r.Restarted || len(r.Entries) == 0 {
 			b.Fatalf("read: %v restarted %t, %d entries", err, r.Restarted, len(r.Entries))
 		}
@@ -863,7 +864,7 @@ func BenchmarkReadTranscriptFull(b *testing.B) {
 	b.SetBytes(fi.Size())
 	b.ReportAllocs()
 	for b.Loop() {
-		r, err := ReadTranscript(path, 0, time.Time{})
+		r, err := readTranscript(path, 0, time.Time{})
 		if err != nil || len(r.Entries) == 0 {
 			b.Fatalf("read: %v, %d entries", err, len(r.Entries))
 		}
@@ -903,7 +904,7 @@ func TestReadTranscriptBounds(t *testing.T) {
 			if err := os.WriteFile(path, []byte(tc.content), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			r, err := readTranscript(path, tc.offset, time.Time{}, tc.limit, tc.deadline)
+			r, err := readTranscriptBounded(path, tc.offset, time.Time{}, tc.limit, tc.deadline)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -918,19 +919,19 @@ func TestReadTranscriptBounds(t *testing.T) {
 }
 
 // TestReadTranscriptRefusesNonRegular: a directory or a device is refused at once with
-// ErrNotRegular, and a missing file is fs.ErrNotExist.
+// errNotRegular, and a missing file is fs.ErrNotExist.
 func TestReadTranscriptRefusesNonRegular(t *testing.T) {
 	paths := []string{t.TempDir()}
 	if fi, err := os.Stat(os.DevNull); err == nil && !fi.Mode().IsRegular() {
 		paths = append(paths, os.DevNull)
 	}
 	for _, p := range paths {
-		if _, err := ReadTranscript(p, 0, time.Time{}); !errors.Is(err, ErrNotRegular) || !strings.HasPrefix(err.Error(), p+": not a regular file") {
-			t.Errorf("ReadTranscript(%s) = %v, want %v", p, err, ErrNotRegular)
+		if _, err := readTranscript(p, 0, time.Time{}); !errors.Is(err, errNotRegular) || !strings.HasPrefix(err.Error(), p+": not a regular file") {
+			t.Errorf("ReadTranscript(%s) = %v, want %v", p, err, errNotRegular)
 		}
 	}
 	missing := filepath.Join(t.TempDir(), "gone.jsonl")
-	if _, err := ReadTranscript(missing, 0, time.Time{}); !errors.Is(err, fs.ErrNotExist) || err.Error() != missing+": no such transcript" {
+	if _, err := readTranscript(missing, 0, time.Time{}); !errors.Is(err, fs.ErrNotExist) || err.Error() != missing+": no such transcript" {
 		t.Errorf("missing: %v", err)
 	}
 }

@@ -1,10 +1,11 @@
-package sync
+package remote
 
 import (
 	"fmt"
 	"os"
 	"testing"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/internal/gittest"
 	"github.com/ckpt-dev/ckpt/repo"
 )
@@ -20,7 +21,7 @@ func longSession(b *testing.B, ts *testService, n int) *repo.Repo {
 		if i == 10 {
 			notes += "- token " + testToken + "\n"
 		}
-		files := map[string][]byte{CheckpointFile: append(append([]byte{}, cp...), fmt.Sprintf("- step %d\n", i)...), NotesFile: []byte(notes)}
+		files := map[string][]byte{checkpoint.File: append(append([]byte{}, cp...), fmt.Sprintf("- step %d\n", i)...), checkpoint.NotesFile: []byte(notes)}
 		if _, _, err := r.Commit(repo.CommitRequest{Files: files, Message: fmt.Sprintf("checkpoint(write): %d\n", i)}); err != nil {
 			b.Fatal(err)
 		}
@@ -57,7 +58,7 @@ func BenchmarkSecretFindingsWarm2000(b *testing.B) {
 	for b.Loop() {
 		b.StopTimer()
 		i++
-		files[NotesFile] = fmt.Appendf(nil, "# Notes\n\n- later note %d\n", i)
+		files[checkpoint.NotesFile] = fmt.Appendf(nil, "# Notes\n\n- later note %d\n", i)
 		if _, _, err := r.Commit(repo.CommitRequest{Files: files, Message: "checkpoint(write): later\n"}); err != nil {
 			b.Fatal(err)
 		}
@@ -76,22 +77,22 @@ func pushedLongSession(b *testing.B, ts *testService, n int) (*repo.Repo, *repo.
 	r := longSession(b, ts, n)
 	remote := b.TempDir()
 	gittest.Git(b, remote, "init", "-q", "--bare")
-	if err := ts.Store.SetRemote("origin", remote); err != nil {
+	if err := ts.cp.Store.SetRemote("origin", remote); err != nil {
 		b.Fatal(err)
 	}
 	net, err := repo.NewGitNetwork("auto", nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := ts.Push(RemoteOptions{Remote: "origin", Network: net, AllowSecrets: true}); err != nil {
+	if _, err := ts.Push(Options{Remote: "origin", Network: net, AllowSecrets: true}); err != nil {
 		b.Fatal(err)
 	}
 	files, _ := r.Files(mustHeadB(b, r))
-	files[NotesFile] = []byte("# Notes\n\n- note 5\n")
+	files[checkpoint.NotesFile] = []byte("# Notes\n\n- note 5\n")
 	if _, _, err := r.Commit(repo.CommitRequest{Files: files, Message: "checkpoint(full): reset notes\n"}); err != nil {
 		b.Fatal(err)
 	}
-	t, err := ts.Store.Transport()
+	t, err := ts.cp.Store.Transport()
 	if err != nil {
 		b.Fatal(err)
 	}

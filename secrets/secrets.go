@@ -1,8 +1,9 @@
-package sections
-
-// Secret scanning. Checkpoints copy literals verbatim, API tokens included, and sessions are
-// pushed to git remotes, so ckpt looks for secrets in what would leave before a push, and
-// `ckpt check` warns about the same findings.
+// Package secrets finds possible secrets in text. Checkpoints copy literals verbatim, API
+// tokens included, and sessions are pushed to git remotes, so ckpt looks for secrets in what
+// would leave before a push, and `ckpt check` warns about the same findings.
+//
+// It is pure, like sections: bytes in, findings out; no files, no git.
+package secrets
 
 import (
 	"bytes"
@@ -14,11 +15,13 @@ import (
 	"sync"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/ckpt-dev/ckpt/sections"
 )
 
-// SecretRule is one kind of secret that ScanSecrets looks for. ID is stable: allowlists
+// Rule is one kind of secret that Scan looks for. ID is stable: allowlists
 // ("rule:ID") and scripts refer to it.
-type SecretRule struct {
+type Rule struct {
 	ID, Description string
 
 	re    *regexp.Regexp
@@ -43,11 +46,11 @@ type SecretRule struct {
 	accept func(key, value string) bool
 }
 
-// Secret is one possible secret in a checkpoint.
-type Secret struct {
-	Line    int    // 1-based line where the secret starts
-	Section ID     // "" in the preamble
-	Rule    string // the SecretRule's ID
+// Finding is one possible secret.
+type Finding struct {
+	Line    int         // 1-based line where the secret starts
+	Section sections.ID // "" in the preamble
+	Rule    string      // the Rule's ID
 	// Redacted shows at most the first and last 4 characters ("ghp_…9f2c"), fewer for short
 	// values, so that a report never repeats the secret.
 	Redacted string
@@ -59,8 +62,8 @@ type Secret struct {
 const secretQuote = "[\"'`]"
 
 // secretRules are compiled on first use: most ckpt commands never scan for secrets.
-var secretRules = sync.OnceValue(func() []SecretRule {
-	return []SecretRule{
+var secretRules = sync.OnceValue(func() []Rule {
+	return []Rule{
 		{
 			ID: "aws-access-key-id", Description: "AWS access key id (AKIA… or ASIA… and 16 more)",
 			re:      regexp.MustCompile(`\b(?:AKIA|ASIA)[A-Z0-9]{16}\b`),
@@ -165,12 +168,12 @@ var secretRules = sync.OnceValue(func() []SecretRule {
 	}
 })
 
-// SecretRules lists the rules ScanSecrets applies, in the order it applies them.
-func SecretRules() []SecretRule {
-	return append([]SecretRule(nil), secretRules()...)
+// Rules lists the rules Scan applies, in the order it applies them.
+func Rules() []Rule {
+	return append([]Rule(nil), secretRules()...)
 }
 
-// ScanSecrets returns the possible secrets in src, in order. level is the section heading
+// Scan returns the possible secrets in src, in order. level is the section heading
 // level, as for Parse (0 infers it); it only serves to name each secret's section. Fenced
 // code is scanned like any other text: it leaves with a push all the same.
 //
@@ -183,24 +186,24 @@ func SecretRules() []SecretRule {
 // Each entry of allow suppresses findings:
 //
 //	VALUE        a secret whose value is exactly VALUE (for url-credentials: the password)
-//	rule:ID      every finding of the rule ID (see SecretRules)
+//	rule:ID      every finding of the rule ID (see Rules)
 //	prefix:XYZ   every secret whose value starts with XYZ (an empty XYZ matches nothing)
 //
 // Empty entries are ignored.
-func ScanSecrets(src []byte, level int, allow []string) []Secret {
-	return scanSecrets(Parse(src, Options{Level: level}), src, allow)
+func Scan(src []byte, level int, allow []string) []Finding {
+	return scan(sections.Parse(src, sections.Options{Level: level}), src, allow)
 }
 
-// SecretCheck returns a Rules.Extra hook for Check that reports every possible secret as a
-// warning, never an error: whether a warning blocks a push is the caller's decision. allow is
-// as for ScanSecrets.
-func SecretCheck(allow []string) func(*Document) []Finding {
-	return func(d *Document) []Finding {
-		var fs []Finding
-		for _, s := range scanSecrets(d, d.Render(), allow) {
-			fs = append(fs, Finding{
+// Check returns a sections.Rules.Extra hook for sections.Check that reports every possible
+// secret as a warning, never an error: whether a warning blocks a push is the caller's
+// decision. allow is as for Scan.
+func Check(allow []string) func(*sections.Document) []sections.Finding {
+	return func(d *sections.Document) []sections.Finding {
+		var fs []sections.Finding
+		for _, s := range scan(d, d.Render(), allow) {
+			fs = append(fs, sections.Finding{
 				Line:     s.Line,
-				Severity: Warning,
+				Severity: sections.Warning,
 				Section:  s.Section,
 				Message:  fmt.Sprintf("possible secret (%s): %s", s.Rule, s.Redacted),
 			})
@@ -249,7 +252,7 @@ type secretMatch struct {
 }
 
 // matches returns the rule's candidates in t, in order.
-func (r *SecretRule) matches(t *scanText) []secretMatch {
+func (r *Rule) matches(t *scanText) []secretMatch {
 	if r.find != nil {
 		return r.find(t.src)
 	}
@@ -396,8 +399,8 @@ func isValueEnd(c byte) bool {
 	return false
 }
 
-// scanSecrets scans src, the rendering of doc.
-func scanSecrets(doc *Document, src []byte, allow []string) []Secret {
+// scan scans src, the rendering of doc.
+func scan(doc *sections.Document, src []byte, allow []string) []Finding {
 	t := newScanText(src)
 	// Section boundaries come from the document's byte layout, not from Section.Line,
 	// which an edited document may not keep up to date.
@@ -407,7 +410,7 @@ func scanSecrets(doc *Document, src []byte, allow []string) []Secret {
 		off += doc.Sections[i].Len()
 		ends[i] = off
 	}
-	sectionAt := func(o int) ID {
+	sectionAt := func(o int) sections.ID {
 		if i := sort.SearchInts(ends, o+1); o >= len(doc.Preamble) && i < len(ends) {
 			return doc.Sections[i].ID
 		}
@@ -415,7 +418,7 @@ func scanSecrets(doc *Document, src []byte, allow []string) []Secret {
 	}
 
 	type hit struct {
-		Secret
+		Finding
 		start int
 	}
 	var hits []hit
@@ -453,13 +456,13 @@ func scanSecrets(doc *Document, src []byte, allow []string) []Secret {
 				continue
 			}
 			seen[k] = true
-			hits = append(hits, hit{Secret{Line: line, Section: sectionAt(s), Rule: r.ID, Redacted: redactSecret(v), Value: v}, s})
+			hits = append(hits, hit{Finding{Line: line, Section: sectionAt(s), Rule: r.ID, Redacted: redactSecret(v), Value: v}, s})
 		}
 	}
 	sort.SliceStable(hits, func(i, j int) bool { return hits[i].start < hits[j].start })
-	out := make([]Secret, len(hits))
+	out := make([]Finding, len(hits))
 	for i, h := range hits {
-		out[i] = h.Secret
+		out[i] = h.Finding
 	}
 	return out
 }

@@ -1,33 +1,22 @@
-package sync
+package checkpoint
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
-	"time"
 
+	"github.com/ckpt-dev/ckpt/internal/hint"
 	"github.com/ckpt-dev/ckpt/repo"
 	"github.com/ckpt-dev/ckpt/sections"
 )
 
-// CheckpointFile is the checkpoint's file name in a session's work tree.
-const CheckpointFile = "checkpoint.md"
-
-// NotesFile is the scratch notes file.
-const NotesFile = "notes.md"
-
-// TimeFormat is how ckpt writes times in metadata lines: 2026-04-01T22:00Z.
-const TimeFormat = "2006-01-02T15:04Z"
-
-// FormatTime formats t for a metadata line.
-func FormatTime(t time.Time) string { return t.UTC().Format(TimeFormat) }
-
 // CommitOptions describe a commit: its trigger and an optional message.
 type CommitOptions struct {
-	Trigger string // manual, write, sparse, full, hook, cron, restore, merge, autosave
+	Trigger Trigger
 	Message string // replaces the generated description in the subject
 	// TaskIDs, when not nil, also check task ids against the task database.
 	TaskIDs map[string]bool
@@ -69,10 +58,6 @@ type Autosave struct {
 	Rejected    []string  `json:"rejected_files,omitempty"`
 }
 
-// maxPlans bounds how often a command plans again because a file it was about to replace
-// changed underneath (an agent writing while ckpt commits).
-const maxPlans = 20
-
 // change is one command's edit of a session's files. base is the committed files it starts
 // from (HEAD, after any autosave), disk the work tree as read. It returns the complete new
 // set of files and the files to bring to their new bytes even if the commit leaves them
@@ -92,29 +77,15 @@ func (s *Service) commitChange(r *repo.Repo, o CommitOptions, plan change) (Resu
 		return Result{}, err
 	}
 	defer unlock()
-	return retryPlan(func() (Result, error) { return s.commitOnce(r, o, plan) })
-}
-
-// retryPlan runs one attempt of a command again while the work tree changes underneath it.
-func retryPlan[T any](attempt func() (T, error)) (T, error) {
-	for i := 1; ; i++ {
-		res, err := attempt()
-		if !errors.Is(err, repo.ErrWorkTreeChanged) || i == maxPlans {
-			if errors.Is(err, repo.ErrWorkTreeChanged) {
-				err = fmt.Errorf("%w\nhint: something keeps writing it; nothing was lost, try again", err)
-			}
-			return res, err
-		}
-		time.Sleep(time.Duration(i) * time.Millisecond)
-	}
+	return Retry(func() (Result, error) { return s.commitOnce(r, o, plan) })
 }
 
 func (s *Service) commitOnce(r *repo.Repo, o CommitOptions, plan change) (Result, error) {
 	// A pull killed half way is finished first, or its files would be taken for new work.
-	if err := s.FinishPull(r); err != nil {
-		return Result{}, fmt.Errorf("%s: finish the interrupted pull: %w", r.ID, err)
+	if err := s.Recover(r); err != nil {
+		return Result{}, err
 	}
-	head, old, err := headFiles(r)
+	head, old, err := HeadFiles(r)
 	if err != nil {
 		return Result{}, err
 	}
@@ -124,27 +95,27 @@ func (s *Service) commitOnce(r *repo.Repo, o CommitOptions, plan change) (Result
 	}
 	var auto *Autosave
 	if plan != nil {
-		if head, old, auto, err = s.autosave(r, head, old, disk, o.Trigger); err != nil {
+		if head, old, auto, err = s.Autosave(r, head, old, disk, string(o.Trigger)); err != nil {
 			return Result{}, err
 		}
 	}
 	// Committing the disk: every file is the command's, as read (plus metadata upkeep).
-	next, touch := copyFiles(disk), names(disk)
+	next, touch := maps.Clone(disk), sortedNames(disk)
 	if plan != nil {
-		if next, touch, err = plan(copyFiles(old), copyFiles(disk)); err != nil {
+		if next, touch, err = plan(maps.Clone(old), maps.Clone(disk)); err != nil {
 			return Result{Autosave: auto}, err
 		}
 	}
-	res, err := s.commitFiles(r, commitPlan{head: head, old: old, next: next, disk: disk, touch: touch}, o)
+	res, err := s.commitFiles(r, Plan{Head: head, Old: old, Next: next, Disk: disk, Touch: touch}, o)
 	res.Autosave = auto
 	return res, err
 }
 
-// autosave commits the work tree's uncommitted bytes as they are (trigger autosave) before a
-// command replaces files there. A checkpoint that check refuses is kept under
+// Autosave commits the work tree's uncommitted bytes as they are (trigger autosave) before a
+// command (cause) replaces files there. A checkpoint that check refuses is kept under
 // refs/ckpt/rejected/N (the other files are still committed) and left on disk as it is.
-// It returns the new head and its files.
-func (s *Service) autosave(r *repo.Repo, head repo.Hash, old, disk map[string][]byte, cause string) (repo.Hash, map[string][]byte, *Autosave, error) {
+// It returns the new head and its files. The caller holds the exclusive lock.
+func (s *Service) Autosave(r *repo.Repo, head repo.Hash, old, disk map[string][]byte, cause string) (repo.Hash, map[string][]byte, *Autosave, error) {
 	var dirty []string
 	for name, b := range disk {
 		if ob, ok := old[name]; !ok || !bytes.Equal(ob, b) {
@@ -158,18 +129,18 @@ func (s *Service) autosave(r *repo.Repo, head repo.Hash, old, disk map[string][]
 	auto := &Autosave{}
 	o := CommitOptions{Trigger: TriggerAutosave, Verbatim: true}
 	for len(dirty) > 0 {
-		next := copyFiles(old)
+		next := maps.Clone(old)
 		for _, name := range dirty {
 			next[name] = disk[name]
 		}
 		o.Message = "record uncommitted " + strings.Join(dirty, ", ") + " before " + cause
-		res, err := s.commitFiles(r, commitPlan{head: head, old: old, next: next, disk: disk}, o)
+		res, err := s.commitFiles(r, Plan{Head: head, Old: old, Next: next, Disk: disk}, o)
 		var rej *RejectedError
-		if errors.As(err, &rej) && slices.Contains(dirty, CheckpointFile) {
+		if errors.As(err, &rej) && slices.Contains(dirty, File) {
 			// The bytes are kept under the rejected ref and stay on disk; the other files
 			// are committed on main.
-			auto.RejectedRef, auto.Rejected = rej.Ref, []string{CheckpointFile}
-			dirty = slices.DeleteFunc(dirty, func(n string) bool { return n == CheckpointFile })
+			auto.RejectedRef, auto.Rejected = rej.Ref, []string{File}
+			dirty = slices.DeleteFunc(dirty, func(n string) bool { return n == File })
 			continue
 		}
 		if err != nil {
@@ -203,7 +174,7 @@ func (s *Service) CommitDisk(r *repo.Repo, o CommitOptions) (Result, error) {
 		return Result{}, err
 	}
 	defer unlock()
-	return retryPlan(func() (Result, error) { return s.commitOnce(r, o, nil) })
+	return Retry(func() (Result, error) { return s.commitOnce(r, o, nil) })
 }
 
 // Restore makes a new commit whose files are those of rev, or, with a section, whose
@@ -226,8 +197,8 @@ func (s *Service) Restore(r *repo.Repo, rev, section string, o CommitOptions) (R
 		if t, err = s.LoadTemplate(r.Template()); err != nil {
 			return Result{}, err
 		}
-		if src = t.Parse(then[CheckpointFile]).Find(section); src == nil {
-			return Result{}, fmt.Errorf("%s at %s: no section %q", CheckpointFile, repo.ShortHash(from), section)
+		if src = t.Parse(then[File]).Find(section); src == nil {
+			return Result{}, fmt.Errorf("%s at %s: no section %q", File, repo.ShortHash(from), section)
 		}
 		desc = fmt.Sprintf("restore %s from %s", src.ID, repo.ShortHash(from))
 	}
@@ -240,76 +211,38 @@ func (s *Service) Restore(r *repo.Repo, rev, section string, o CommitOptions) (R
 			for name := range then {
 				touch = append(touch, name)
 			}
-			return copyFiles(then), touch, nil
+			return maps.Clone(then), touch, nil
 		}
 		// Every other section keeps the bytes it has on disk now.
-		cur, ok := disk[CheckpointFile]
+		cur, ok := disk[File]
 		if !ok {
-			cur = base[CheckpointFile]
+			cur = base[File]
 		}
 		doc := t.Parse(cur)
 		doc.Put(*src, t.Order())
-		base[CheckpointFile] = doc.Render()
-		return base, []string{CheckpointFile}, nil
+		base[File] = doc.Render()
+		return base, []string{File}, nil
 	})
 }
 
-// ValidSessionFile accepts the files a session versions: checkpoint.md, notes.md and spill
-// files checkpoint-<topic>.md.
-func ValidSessionFile(name string) error {
-	if name == "MEMORY.md" || name == "knowledge-graph.md" {
-		return fmt.Errorf("%w: %s lives in the knowledge repository, not in a session", repo.ErrInvalidName, name)
-	}
-	return repo.ValidFileName(name)
-}
-
-func headFiles(r *repo.Repo) (repo.Hash, map[string][]byte, error) {
-	head, err := r.Head()
-	if err != nil {
-		return head, nil, err
-	}
-	if head == repo.ZeroHash {
-		return head, map[string][]byte{}, nil
-	}
-	files, err := r.Files(head)
-	return head, files, err
-}
-
-func names(m map[string][]byte) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-func copyFiles(m map[string][]byte) map[string][]byte {
-	out := make(map[string][]byte, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
-}
-
-// commitPlan is one commit: the head and files it starts from, the complete new files, and
-// how the work tree is treated (see repo.WorkTreeUpdate). notes.md is always appendable:
-// agents append to it without taking ckpt's lock.
-type commitPlan struct {
-	head      repo.Hash
-	old, next map[string][]byte
-	disk      map[string][]byte // the work tree as read; nil: no compare and swap
-	touch     []string
-	// agent, when set, is the checkpoint as the agent wrote it, which the shrink guard
+// Plan is one commit: the head and files it starts from, the complete new files, and how
+// the work tree is treated (see repo.WorkTreeUpdate). notes.md is always appendable: agents
+// append to it without taking ckpt's lock.
+type Plan struct {
+	Head      repo.Hash
+	Old, Next map[string][]byte
+	Disk      map[string][]byte // the work tree as read; nil: no compare and swap
+	Touch     []string
+	// Agent, when set, is the checkpoint as the agent wrote it, which the shrink guard
 	// checks instead of the committed one (a sync's own moves are not the agent's).
-	agent []byte
+	Agent []byte
 }
 
 // commitFiles makes one commit on main: metadata upkeep, check (reject on errors), message,
 // commit, work tree. Only commitChange and the commands built on it call it; the caller
 // holds the exclusive lock.
-func (s *Service) commitFiles(r *repo.Repo, cp commitPlan, o CommitOptions) (Result, error) {
-	p, res, err := s.prepareCommit(r, cp, o, false)
+func (s *Service) commitFiles(r *repo.Repo, cp Plan, o CommitOptions) (Result, error) {
+	p, res, err := s.Prepare(r, cp, o, false)
 	if err != nil {
 		return res.Result, err
 	}
@@ -318,7 +251,7 @@ func (s *Service) commitFiles(r *repo.Repo, cp commitPlan, o CommitOptions) (Res
 	}
 	res.Repaired, res.Kept = p.Repaired, p.Kept
 	if p.Changed() {
-		if err := res.finishMerge(r); err != nil {
+		if err := res.FinishMerge(r); err != nil {
 			return res.Result, err
 		}
 		r.MaybePack()
@@ -330,29 +263,32 @@ func (s *Service) commitFiles(r *repo.Repo, cp commitPlan, o CommitOptions) (Res
 	return res.Result, nil
 }
 
-// prepared is a Result with what a caller applying it later needs.
-type prepared struct {
+// Prepared is a Result with what a caller applying the commit later needs.
+type Prepared struct {
 	Result
 	Changes []sections.Change
-	next    map[string][]byte
+	// Next are the files of the commit, metadata upkeep done.
+	Next map[string][]byte
 	// mergeHead is the pending merge this commit finishes, cleared once it is applied.
 	mergeHead repo.Hash
 }
 
-// finishMerge clears the pending merge a just-applied commit finished.
-func (p prepared) finishMerge(r *repo.Repo) error {
+// FinishMerge clears the pending merge a just-applied commit finished.
+func (p Prepared) FinishMerge(r *repo.Repo) error {
 	if p.mergeHead == repo.ZeroHash {
 		return nil
 	}
 	return r.SetMergeHead(repo.ZeroHash, "")
 }
 
-// prepareCommit does everything commitFiles does short of moving main: it returns the
-// prepared commit (objects written) for the caller to Apply, possibly together with a
-// knowledge commit. A dry run writes no objects and returns a nil Prepared.
-func (s *Service) prepareCommit(r *repo.Repo, cp commitPlan, o CommitOptions, dry bool) (*repo.Prepared, prepared, error) {
-	head, old, next := cp.head, cp.old, cp.next
-	res := prepared{next: next}
+// Prepare does everything a commit does short of moving main: metadata upkeep, check (a
+// refused checkpoint is kept under refs/ckpt/rejected/N and a *RejectedError returned),
+// message, objects. The caller Applies the prepared commit (a sync together with the
+// knowledge repository's), then calls FinishMerge. A dry run writes no objects and
+// returns a nil *repo.Prepared. The caller holds the exclusive lock.
+func (s *Service) Prepare(r *repo.Repo, cp Plan, o CommitOptions, dry bool) (*repo.Prepared, Prepared, error) {
+	head, old, next := cp.Head, cp.Old, cp.Next
+	res := Prepared{Next: next}
 	// A pending merge (a pull left conflicts): whatever commits next finishes it, with both
 	// parents, whether it is ckpt commit, a write or a hook's sync.
 	if o.Parents == nil {
@@ -361,18 +297,18 @@ func (s *Service) prepareCommit(r *repo.Repo, cp commitPlan, o CommitOptions, dr
 			return nil, res, err
 		}
 		if mh != repo.ZeroHash {
-			o.Parents, o.Trigger, res.mergeHead = []repo.Hash{head, mh}, "merge", mh
+			o.Parents, o.Trigger, res.mergeHead = []repo.Hash{head, mh}, TriggerMerge, mh
 			if o.Message == "" {
 				o.Message = "merge " + repo.ShortHash(mh) + " (conflicts resolved)"
 			}
 		}
 	}
-	if _, had := old[CheckpointFile]; had {
-		if _, has := next[CheckpointFile]; !has {
-			return nil, res, fmt.Errorf("%s: missing from the work tree; nothing committed\nhint: bring it back with ckpt restore --rev HEAD", r.WorkPath(CheckpointFile))
+	if _, had := old[File]; had {
+		if _, has := next[File]; !has {
+			return nil, res, hint.New(fmt.Errorf("%s: missing from the work tree; nothing committed", r.WorkPath(File)), "bring it back with ckpt restore --rev HEAD")
 		}
 	}
-	if cpb, ok := next[CheckpointFile]; ok {
+	if cpb, ok := next[File]; ok {
 		written := cpb // as the agent wrote it, before metadata upkeep
 		t, err := s.LoadTemplate(r.Template())
 		if err != nil {
@@ -380,37 +316,37 @@ func (s *Service) prepareCommit(r *repo.Repo, cp commitPlan, o CommitOptions, dr
 		}
 		var same bool
 		if o.Verbatim {
-			same = bytes.Equal(old[CheckpointFile], cpb)
+			same = bytes.Equal(old[File], cpb)
 			if !same {
-				res.Changes = sections.Diff(t.Parse(old[CheckpointFile]), t.Parse(cpb))
+				res.Changes = sections.Diff(t.Parse(old[File]), t.Parse(cpb))
 			}
 		} else {
-			cpb, same, res.Changes = s.maintain(t, r.ID, old[CheckpointFile], cpb)
-			next[CheckpointFile] = cpb
+			cpb, same, res.Changes = s.maintain(t, r.ID, old[File], cpb)
+			next[File] = cpb
 		}
 		if !same {
 			co := CheckOptions{TaskIDs: o.TaskIDs}
-			guard := shrinkGuarded(o) && old[CheckpointFile] != nil
-			if guard && cp.agent == nil {
-				co.Previous, co.Elsewhere = old[CheckpointFile], SpillFiles(next)
+			guard := shrinkGuarded(o) && old[File] != nil
+			if guard && cp.Agent == nil {
+				co.Previous, co.Elsewhere = old[File], spillFiles(next)
 			}
 			_, findings := s.Check(t, cpb, co)
-			if guard && cp.agent != nil && !bytes.Equal(cp.agent, old[CheckpointFile]) && !sections.HasErrors(findings) {
-				findings = append(findings, sections.Shrink(t.Parse(old[CheckpointFile]), t.Parse(cp.agent), s.shrinkRules(t, SpillFiles(cp.disk)))...)
+			if guard && cp.Agent != nil && !bytes.Equal(cp.Agent, old[File]) && !sections.HasErrors(findings) {
+				findings = append(findings, sections.Shrink(t.Parse(old[File]), t.Parse(cp.Agent), s.shrinkRules(t, spillFiles(cp.Disk)))...)
 			}
 			if sections.HasErrors(findings) {
 				if dry {
-					return nil, res, &RejectedError{File: r.WorkPath(CheckpointFile), Findings: findings}
+					return nil, res, &RejectedError{File: r.WorkPath(File), Findings: findings}
 				}
 				// Kept as written: the same broken bytes rejected again a minute later (a
 				// hook retrying) are then the same rejected write, not a new ref.
-				kept := copyFiles(next)
-				kept[CheckpointFile] = written
+				kept := maps.Clone(next)
+				kept[File] = written
 				ref, h, err := r.Reject(kept, rejectMessage(r.ID, o.Trigger, findings))
 				if err != nil {
 					return nil, res, fmt.Errorf("keep rejected write: %w", err)
 				}
-				return nil, res, &RejectedError{File: r.WorkPath(CheckpointFile), Ref: ref, Commit: h, Findings: findings}
+				return nil, res, &RejectedError{File: r.WorkPath(File), Ref: ref, Commit: h, Findings: findings}
 			}
 			res.Findings = findings
 		}
@@ -419,14 +355,18 @@ func (s *Service) prepareCommit(r *repo.Repo, cp commitPlan, o CommitOptions, dr
 	for _, c := range res.Changes {
 		res.Sections = append(res.Sections, c.ID)
 	}
-	res.Subject = subject(o, res.Changes, res.Files)
+	what := o.Message
+	if what == "" {
+		what = describe(res.Changes, res.Files)
+	}
+	res.Subject = Subject(o.Trigger, what)
 	if dry {
 		return nil, res, nil
 	}
 	p, err := r.Prepare(repo.CommitRequest{
-		Files: next, Message: message(r.ID, o.Trigger, o.Mode, res.Subject, res.Sections, res.Files),
+		Files: next, Message: commitMessage(r.ID, o.Trigger, o.Mode, res.Subject, res.Sections, res.Files),
 		Parents: o.Parents, Force: o.Parents != nil,
-		Disk: cp.disk, Touch: cp.touch, Appendable: []string{NotesFile},
+		Disk: cp.Disk, Touch: cp.Touch, Appendable: []string{NotesFile},
 	})
 	if err != nil {
 		return nil, res, err
@@ -437,7 +377,7 @@ func (s *Service) prepareCommit(r *repo.Repo, cp commitPlan, o CommitOptions, dr
 // shrinkGuarded says whether a commit goes through the shrink guard: not when the user asked
 // to go back to an earlier version (restore) or a merge took the other side's removals.
 func shrinkGuarded(o CommitOptions) bool {
-	return !o.AllowShrink && o.Trigger != "restore" && o.Trigger != "merge"
+	return !o.AllowShrink && o.Trigger != TriggerRestore && o.Trigger != TriggerMerge
 }
 
 // maintain keeps the metadata lines ckpt owns: _last_updated_ becomes now when the content
@@ -460,10 +400,10 @@ func (s *Service) maintain(t *Template, id string, old, content []byte) (out []b
 	}
 	changes = sections.Diff(oldDoc, norm)
 	doc := t.Parse(content)
-	if hasKey(t.Spec.Meta, "last_updated") {
+	if slices.Contains(t.Spec.Meta, "last_updated") {
 		doc.SetMeta("last_updated", FormatTime(s.now()))
 	}
-	if hasKey(t.Spec.Meta, "session_id") {
+	if slices.Contains(t.Spec.Meta, "session_id") {
 		if v, ok := doc.MetaValue("session_id"); ok && isPlaceholderID(v) {
 			doc.SetMeta("session_id", id)
 		}
@@ -474,15 +414,6 @@ func (s *Service) maintain(t *Template, id string, old, content []byte) (out []b
 // isPlaceholderID reports whether a _session_id_ value is empty or the template's
 // placeholder: ckpt fills those in, and keeps any other value a harness wrote.
 func isPlaceholderID(v string) bool { return v == "" || v == "SESSION_ID" }
-
-func hasKey(keys []string, k string) bool {
-	for _, x := range keys {
-		if x == k {
-			return true
-		}
-	}
-	return false
-}
 
 func changedFiles(old, next map[string][]byte) []string {
 	var out []string
@@ -498,16 +429,6 @@ func changedFiles(old, next map[string][]byte) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// subject is the commit subject: checkpoint(<trigger>): <what changed>.
-func subject(o CommitOptions, changes []sections.Change, files []string) string {
-	what := o.Message
-	if what == "" {
-		what = describe(changes, files)
-	}
-	what, _, _ = strings.Cut(what, "\n")
-	return fmt.Sprintf("checkpoint(%s): %s", o.Trigger, what)
 }
 
 func describe(changes []sections.Change, files []string) string {
@@ -533,7 +454,7 @@ func describe(changes []sections.Change, files []string) string {
 		parts = append(parts, verbs[st]+" "+strings.Join(names, ", "))
 	}
 	for _, f := range files {
-		if f != CheckpointFile || len(changes) == 0 {
+		if f != File || len(changes) == 0 {
 			parts = append(parts, "update "+f)
 		}
 	}
@@ -543,71 +464,4 @@ func describe(changes []sections.Change, files []string) string {
 	return strings.Join(parts, "; ")
 }
 
-func message(id, trigger, mode, subject string, secs []sections.ID, files []string) string {
-	var b strings.Builder
-	b.WriteString(subject + "\n\n")
-	b.WriteString("Ckpt-Session: " + id + "\n")
-	b.WriteString("Ckpt-Trigger: " + trigger + "\n")
-	if mode != "" && mode != trigger { // a hook's or cron's sync: say which it was
-		b.WriteString("Ckpt-Mode: " + mode + "\n")
-	}
-	ids := make([]string, len(secs))
-	for i, s := range secs {
-		ids[i] = string(s)
-	}
-	b.WriteString("Ckpt-Sections: " + strings.Join(ids, ",") + "\n")
-	if len(files) > 0 && !(len(files) == 1 && files[0] == CheckpointFile) {
-		b.WriteString("Ckpt-Files: " + strings.Join(files, ",") + "\n")
-	}
-	return b.String()
-}
-
-func rejectMessage(id, trigger string, fs []sections.Finding) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "rejected(%s): checkpoint failed check\n\n", trigger)
-	for _, f := range fs {
-		fmt.Fprintf(&b, "%s:%d: %s: %s\n", CheckpointFile, f.Line, f.Severity, f.Message)
-	}
-	fmt.Fprintf(&b, "\nCkpt-Session: %s\nCkpt-Trigger: %s\n", id, trigger)
-	return b.String()
-}
-
-// InitFiles renders a new session's files from its template: metadata filled in.
-func (s *Service) InitFiles(t *Template, id string) (map[string][]byte, error) {
-	doc := t.Parse(t.Source)
-	now := FormatTime(s.now())
-	doc.SetMeta("last_updated", now)
-	doc.SetMeta("session_id", id)
-	doc.SetMeta("delta_since_last", now+" → "+now)
-	files := map[string][]byte{CheckpointFile: doc.Render()}
-	if t.Spec.Notes != "" {
-		n, err := s.LoadTemplate(t.Spec.Notes)
-		if err != nil {
-			return nil, err
-		}
-		files[NotesFile] = n.Source
-	}
-	return files, nil
-}
-
-// InitSession creates a session from a template and makes its first commit.
-func (s *Service) InitSession(id repo.SessionID, tmpl, worktree string, extra map[string]string) (*repo.Repo, repo.Hash, error) {
-	t, err := s.LoadTemplate(tmpl)
-	if err != nil {
-		return nil, repo.ZeroHash, err
-	}
-	files, err := s.InitFiles(t, string(id))
-	if err != nil {
-		return nil, repo.ZeroHash, err
-	}
-	cfg := map[string]string{"template": tmpl}
-	for k, v := range extra {
-		cfg[k] = v
-	}
-	ids := make([]string, 0, len(t.Doc.Sections))
-	for _, sec := range t.Doc.Sections {
-		ids = append(ids, string(sec.ID))
-	}
-	msg := fmt.Sprintf("checkpoint(manual): start session %s from template %s\n\nCkpt-Session: %s\nCkpt-Trigger: manual\nCkpt-Sections: %s\n", id, tmpl, id, strings.Join(ids, ","))
-	return s.Store.Init(id, repo.InitOptions{Files: files, Worktree: worktree, Config: cfg, Message: msg})
-}
+func sortedNames(m map[string][]byte) []string { return slices.Sorted(maps.Keys(m)) }

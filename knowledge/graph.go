@@ -1,4 +1,9 @@
-package sync
+// Package knowledge keeps the store's knowledge repository: knowledge-graph.md (seed 002's
+// L1), where each session's Key Decisions are promoted to wait for review, and MEMORY.md,
+// the project memory a full sync writes. It parses and renders the graph byte for byte,
+// promotes decisions (one entry per decision across sessions, with their provenance),
+// merges two machines' graphs by entry id, and commits reviews and promotions.
+package knowledge
 
 import (
 	"bytes"
@@ -10,13 +15,10 @@ import (
 	"sort"
 	"strings"
 	"sync"
-
-	"github.com/ckpt-dev/ckpt/sections"
-	"github.com/ckpt-dev/ckpt/templates"
 )
 
-// KnowledgeFile is the L1 knowledge graph in the knowledge repository.
-const KnowledgeFile = "knowledge-graph.md"
+// File is the L1 knowledge graph in the knowledge repository.
+const File = "knowledge-graph.md"
 
 // MemoryFile is the project memory in the knowledge repository.
 const MemoryFile = "MEMORY.md"
@@ -41,8 +43,8 @@ type Provenance struct {
 	Time    string `json:"time"`
 }
 
-// KGEntry is one decision in the knowledge graph.
-type KGEntry struct {
+// Entry is one decision in the knowledge graph.
+type Entry struct {
 	ID         string       `json:"id"`
 	State      string       `json:"state"`
 	Text       string       `json:"text"`
@@ -50,10 +52,10 @@ type KGEntry struct {
 	Supersedes []string     `json:"supersedes"`
 }
 
-// KnowledgeGraph is knowledge-graph.md: a header, then entries grouped by state.
-type KnowledgeGraph struct {
+// Graph is knowledge-graph.md: a header, then entries grouped by state.
+type Graph struct {
 	Header  []byte // everything before "## Accepted"
-	Entries []*KGEntry
+	Entries []*Entry
 }
 
 // ErrNoEntry is returned for an entry id that is not in the knowledge graph.
@@ -66,20 +68,44 @@ var (
 	supersedesRef  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`supersedes:?\s+(K-[0-9a-f]{8,})`) })
 )
 
+// itemPrefix is what starts a list item as ckpt writes one: a bullet, a checkbox, a bold
+// label such as **[decision]**:, a quote marker.
+var itemPrefix = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\s*(?:[-*+] )?(?:\[[ xX]\] )?(?:\*\*[^*]+\*\*[:：]\s*)?(?:> ?)?`)
+})
+
+// ItemText is an item's text without the prefix that makes it a list item, as a decision
+// is promoted.
+func ItemText(item string) string { return strings.TrimSpace(itemPrefix().ReplaceAllString(item, "")) }
+
+// NormText is the whitespace-normalized text of an item, prefix aside: how ckpt recognises
+// an entry already present, and the same decision in two sessions.
+func NormText(s string) string {
+	var b strings.Builder
+	for i, l := range strings.Split(s, "\n") {
+		if i == 0 {
+			l = itemPrefix().ReplaceAllString(l, "")
+		}
+		b.WriteString(l)
+		b.WriteByte(' ')
+	}
+	return strings.Join(strings.Fields(b.String()), " ")
+}
+
 // DecisionID is the stable id of a decision: K- and 8 hex digits of the hash of its
 // whitespace-normalized text, so the same decision from two sessions is one entry.
 func DecisionID(text string) string {
-	sum := sha1.Sum([]byte(normText(text)))
+	sum := sha1.Sum([]byte(NormText(text)))
 	return "K-" + hex.EncodeToString(sum[:4])
 }
 
-// ParseKnowledgeGraph reads knowledge-graph.md. It accepts what RenderKnowledgeGraph writes
+// Parse reads knowledge-graph.md. It accepts what RenderKnowledgeGraph writes
 // and tolerates hand edits: unknown lines inside an entry become part of its text.
-func ParseKnowledgeGraph(src []byte) (*KnowledgeGraph, error) {
-	kg := &KnowledgeGraph{}
+func Parse(src []byte) (*Graph, error) {
+	kg := &Graph{}
 	lines := strings.Split(strings.ReplaceAll(string(src), "\r\n", "\n"), "\n")
 	state := ""
-	var cur *KGEntry
+	var cur *Entry
 	var header []string
 	seen := map[string]bool{}
 	for i, l := range lines {
@@ -93,16 +119,16 @@ func ParseKnowledgeGraph(src []byte) (*KnowledgeGraph, error) {
 		}
 		if m := kgEntryHeading().FindStringSubmatch(l); m != nil {
 			if seen[m[1]] {
-				return nil, fmt.Errorf("%s:%d: entry %s appears twice", KnowledgeFile, i+1, m[1])
+				return nil, fmt.Errorf("%s:%d: entry %s appears twice", File, i+1, m[1])
 			}
 			seen[m[1]] = true
-			cur = &KGEntry{ID: m[1], State: state}
+			cur = &Entry{ID: m[1], State: state}
 			kg.Entries = append(kg.Entries, cur)
 			continue
 		}
 		if cur == nil {
 			if strings.TrimSpace(l) != "" {
-				return nil, fmt.Errorf("%s:%d: text outside an entry (entries start with ### K-…)", KnowledgeFile, i+1)
+				return nil, fmt.Errorf("%s:%d: text outside an entry (entries start with ### K-…)", File, i+1)
 			}
 			continue
 		}
@@ -137,7 +163,7 @@ func headingState(l string) string {
 
 // Render writes the knowledge graph: the header, then the three state sections with their
 // entries in the order they were added.
-func (kg *KnowledgeGraph) Render() []byte {
+func (kg *Graph) Render() []byte {
 	var b bytes.Buffer
 	h := strings.TrimRight(string(kg.Header), "\n")
 	if h != "" {
@@ -165,11 +191,11 @@ func (kg *KnowledgeGraph) Render() []byte {
 }
 
 // Find returns the entry with id, or the one entry whose id starts with it.
-func (kg *KnowledgeGraph) Find(id string) (*KGEntry, error) {
+func (kg *Graph) Find(id string) (*Entry, error) {
 	if !strings.HasPrefix(id, "K-") {
 		id = "K-" + id
 	}
-	var match *KGEntry
+	var match *Entry
 	for _, e := range kg.Entries {
 		if e.ID == id {
 			return e, nil
@@ -201,8 +227,8 @@ type Promotion struct {
 // Promote adds decisions to the knowledge graph: new ones under Pending review (or Accepted
 // when review is off), known ones (same normalized text) gain this session's provenance
 // once, rejected ones are left alone.
-func (kg *KnowledgeGraph) Promote(decisions []string, prov Provenance, review bool) []Promotion {
-	byID := map[string]*KGEntry{}
+func (kg *Graph) Promote(decisions []string, prov Provenance, review bool) []Promotion {
+	byID := map[string]*Entry{}
 	for _, e := range kg.Entries {
 		byID[e.ID] = e
 		byID[DecisionID(e.Text)] = e
@@ -225,7 +251,7 @@ func (kg *KnowledgeGraph) Promote(decisions []string, prov Provenance, review bo
 			out = append(out, p)
 			continue
 		}
-		e := &KGEntry{ID: id, State: StatePending, Text: d, Provenance: []Provenance{prov}}
+		e := &Entry{ID: id, State: StatePending, Text: d, Provenance: []Provenance{prov}}
 		if !review {
 			e.State = StateAccepted
 		}
@@ -240,56 +266,6 @@ func (kg *KnowledgeGraph) Promote(decisions []string, prov Provenance, review bo
 	return out
 }
 
-// sessionDecisions are the decisions a full sync promotes, oldest first: those spilled to
-// the decisions section's spill file (in files, the session's new files), then those still
-// in the checkpoint. A decision that spilled in the same sync that added it is promoted
-// like any other.
-func sessionDecisions(t *Template, doc *sections.Document, files map[string][]byte) []string {
-	id := t.Section(templates.RoleDecisions)
-	if id == "" || t.Doc.Section(id) == nil {
-		return nil
-	}
-	var out []string
-	add := func(it string) {
-		if d := strings.TrimSpace(itemPrefix().ReplaceAllString(it, "")); d != "" && !spillIndexLine().MatchString(it) {
-			out = append(out, d)
-		}
-	}
-	for _, it := range spilledItems(files["checkpoint-"+spillTopic(t, id)+".md"]) {
-		add(it)
-	}
-	for _, it := range newEditor(doc, t.Spec.Empty).itemsRaw(id) {
-		add(it)
-	}
-	return out
-}
-
-// spilledItems returns the entries of a spill file as written (a bullet with its
-// continuation lines), without its heading and italic note.
-func spilledItems(src []byte) []string {
-	var out []string
-	open := false // the last item may take continuation lines
-	for _, l := range strings.Split(strings.ReplaceAll(string(src), "\r\n", "\n"), "\n") {
-		switch {
-		case strings.TrimSpace(l) == "":
-			if open {
-				out[len(out)-1] += "\n"
-			}
-		case open && (l[0] == ' ' || l[0] == '\t'):
-			out[len(out)-1] += "\n" + l
-		case isHeaderLine(l):
-			open = false
-		default:
-			out = append(out, l)
-			open = true
-		}
-	}
-	for i := range out {
-		out[i] = strings.TrimRight(out[i], "\n")
-	}
-	return out
-}
-
 func hasSession(ps []Provenance, session string) bool {
 	for _, p := range ps {
 		if p.Session == session {
@@ -299,12 +275,12 @@ func hasSession(ps []Provenance, session string) bool {
 	return false
 }
 
-// Graph draws decisions linked to the sessions they came from and to the decisions they
+// Diagram draws decisions linked to the sessions they came from and to the decisions they
 // supersede, as Mermaid or Graphviz dot. Rejected decisions are left out.
-func (kg *KnowledgeGraph) Graph(format string) (string, error) {
+func (kg *Graph) Diagram(format string) (string, error) {
 	var b strings.Builder
 	sessions := map[string]bool{}
-	var entries []*KGEntry
+	var entries []*Entry
 	for _, e := range kg.Entries {
 		if e.State != StateRejected {
 			entries = append(entries, e)
@@ -318,8 +294,8 @@ func (kg *KnowledgeGraph) Graph(format string) (string, error) {
 		names = append(names, s)
 	}
 	sort.Strings(names)
-	label := func(e *KGEntry) string {
-		t := []rune(normText(e.Text))
+	label := func(e *Entry) string {
+		t := []rune(NormText(e.Text))
 		if len(t) > 60 {
 			t = append(t[:59], '…')
 		}

@@ -1,13 +1,13 @@
-package sync
-
-// The recovered delta (six 📡): what happened after the checkpoint was last written,
-// read back from L3 sources (agent transcripts and daily logs) and merged into the 📡
-// section as one line per entry:
+// Package delta recovers what happened after a checkpoint was last written (six's 📡
+// section): it reads seed 002's L3 sources, agent transcripts (from the offset where the
+// last sync stopped, remembered per session) and daily logs, and merges their entries into
+// the delta section, one line per entry:
 //
 //	**[2026-04-01T21:50Z]** assistant: Ran `workspace_watchdog.py verify`. [tool: Bash]
 //
 // Transcript entries read "<role>: <text>"; a tool call adds "[tool: <name>]" in the place
 // where the call was made. Daily log entries carry the log line's text only.
+package delta
 
 import (
 	"bufio"
@@ -28,39 +28,40 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/sections"
 )
 
-// MaxDeltaRunes is how long the text of one delta entry may be, in characters (seed 002:
+// maxRunes is how long the text of one delta entry may be, in characters (seed 002:
 // "content cut to 500 characters").
-const MaxDeltaRunes = 500
+const maxRunes = 500
 
-// DeltaLimit is the size budget of the whole 📡 section in bytes (seed 002: "2KB").
-const DeltaLimit = 2048
+// sectionLimit is the size budget of the whole 📡 section in bytes (seed 002: "2KB").
+const sectionLimit = 2048
 
-// MaxTranscriptRead bounds how much of a transcript one sync reads past its offset: 64 MiB
+// maxTranscriptRead bounds how much of a transcript one sync reads past its offset: 64 MiB
 // of complete lines. A transcript that grew more is read on by the next syncs, each from
 // where the last one stopped, so a hook never reads without end.
-const MaxTranscriptRead = 64 << 20
+const maxTranscriptRead = 64 << 20
 
-// TranscriptReadTime bounds how long one sync reads a transcript: past it the read stops
+// transcriptReadTime bounds how long one sync reads a transcript: past it the read stops
 // after the last complete line, as at the size bound, and the next sync reads on.
-const TranscriptReadTime = 10 * time.Second
+const transcriptReadTime = 10 * time.Second
 
-// ErrNotRegular refuses a transcript that is not a regular file: a device such as
+// errNotRegular refuses a transcript that is not a regular file: a device such as
 // /dev/zero never ends, a FIFO blocks until someone writes, a directory holds no lines.
-var ErrNotRegular = errors.New("not a regular file")
+var errNotRegular = errors.New("not a regular file")
 
-// DeltaEntry is one recovered event: when it happened and what was said or done.
-type DeltaEntry struct {
+// entry is one recovered event: when it happened and what was said or done.
+type entry struct {
 	Time time.Time
 	Text string
 }
 
-// TranscriptRead is what one ReadTranscript call found.
-type TranscriptRead struct {
-	Entries  []DeltaEntry
-	Next     int64    // the offset to pass to the next ReadTranscript of the same file
+// transcriptRead is what one readTranscript call found.
+type transcriptRead struct {
+	Entries  []entry
+	Next     int64    // the offset to pass to the next readTranscript of the same file
 	Warnings []string // lines that were skipped, as "path:line: problem"
 	// Restarted is true when the file no longer continued at the given offset (it was
 	// truncated, rotated or replaced), so it was read from the start.
@@ -69,7 +70,7 @@ type TranscriptRead struct {
 	Truncated bool
 }
 
-// ReadTranscript reads the JSONL transcript at path from offset on and returns the entries
+// readTranscript reads the JSONL transcript at path from offset on and returns the entries
 // whose time is strictly after since (all of them when since is zero).
 //
 // offset is 0 or the Next of an earlier read: only the bytes from offset on are read, so a
@@ -92,12 +93,12 @@ type TranscriptRead struct {
 // "path:LINE: …" when reading from the start, "path: byte OFFSET: …" when resuming, since
 // line numbers are unknown there without reading the whole file.
 //
-// Only a regular file is read (anything else is ErrNotRegular), and at most
-// MaxTranscriptRead bytes past offset, for at most TranscriptReadTime: Next then stops
+// Only a regular file is read (anything else is errNotRegular), and at most
+// maxTranscriptRead bytes past offset, for at most transcriptReadTime: Next then stops
 // after the last complete line read, Truncated is set and a warning says so. A single line
 // longer than the whole bound is skipped with a warning.
-func ReadTranscript(path string, offset int64, since time.Time) (TranscriptRead, error) {
-	return readTranscript(path, offset, since, MaxTranscriptRead, time.Now().Add(TranscriptReadTime))
+func readTranscript(path string, offset int64, since time.Time) (transcriptRead, error) {
+	return readTranscriptBounded(path, offset, since, maxTranscriptRead, time.Now().Add(transcriptReadTime))
 }
 
 // openRegular opens path for reading only if it is a regular file. The open itself does not
@@ -112,7 +113,7 @@ func openRegular(path string) (*os.File, error) {
 	}
 	fi, err := f.Stat()
 	if err == nil && !fi.Mode().IsRegular() {
-		err = fmt.Errorf("%s: %w (%s)", path, ErrNotRegular, fileKind(fi.Mode()))
+		err = fmt.Errorf("%s: %w (%s)", path, errNotRegular, fileKind(fi.Mode()))
 	}
 	if err != nil {
 		f.Close()
@@ -141,10 +142,10 @@ func fileKind(m fs.FileMode) string {
 	return m.Type().String()
 }
 
-// readTranscript is ReadTranscript with its bounds: at most limit bytes past offset, until
+// readTranscriptBounded is readTranscript with its bounds: at most limit bytes past offset, until
 // deadline.
-func readTranscript(path string, offset int64, since time.Time, limit int64, deadline time.Time) (TranscriptRead, error) {
-	var res TranscriptRead
+func readTranscriptBounded(path string, offset int64, since time.Time, limit int64, deadline time.Time) (transcriptRead, error) {
+	var res transcriptRead
 	if offset < 0 {
 		return res, fmt.Errorf("%s: negative transcript offset %d", path, offset)
 	}
@@ -172,7 +173,7 @@ func readTranscript(path string, offset int64, since time.Time, limit int64, dea
 	for {
 		if time.Now().After(deadline) {
 			res.Truncated = true
-			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: read stopped at byte %d after %s; the next sync reads on", path, res.Next, TranscriptReadTime))
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: read stopped at byte %d after %s; the next sync reads on", path, res.Next, transcriptReadTime))
 			break
 		}
 		chunk, err := br.ReadSlice('\n')
@@ -293,7 +294,7 @@ type contentBlock struct {
 
 // parseTranscriptLine turns one line into an entry. ok is false when the line carries no
 // entry; bad is true when it is not a transcript record at all.
-func parseTranscriptLine(line []byte) (e DeltaEntry, ok, bad bool) {
+func parseTranscriptLine(line []byte) (e entry, ok, bad bool) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
 		return e, false, false
@@ -326,7 +327,7 @@ func parseTranscriptLine(line []byte) (e DeltaEntry, ok, bad bool) {
 	if l.IsMeta || text == "" {
 		return e, false, false
 	}
-	return DeltaEntry{Time: t, Text: clipText(strings.TrimSpace(role) + ": " + text)}, true, false
+	return entry{Time: t, Text: clipText(strings.TrimSpace(role) + ": " + text)}, true, false
 }
 
 // contentText flattens a message content: a string, or a list of blocks. ok is false for
@@ -376,7 +377,7 @@ func parseTranscriptTime(raw json.RawMessage) (time.Time, bool) {
 		if err := json.Unmarshal(raw, &s); err != nil {
 			return time.Time{}, false
 		}
-		for _, layout := range []string{time.RFC3339Nano, TimeFormat} {
+		for _, layout := range []string{time.RFC3339Nano, checkpoint.TimeFormat} {
 			if t, err := time.Parse(layout, s); err == nil {
 				return t.UTC(), true
 			}
@@ -399,12 +400,12 @@ var (
 	dailyLogDate = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^#\s+(\d{4}-\d{2}-\d{2})(?:\s|$)`) })
 )
 
-// ReadDailyLog reads a daily log (memory/YYYY-MM-DD.md) whose entries are lines
+// readDailyLog reads a daily log (memory/YYYY-MM-DD.md) whose entries are lines
 // "- HH:MM text", and returns the entries strictly after since. The date is the file's
 // name, else its "# YYYY-MM-DD" heading; the times are taken as UTC, the zone ckpt writes
 // every time in. Other lines are not entries and are ignored; an entry line with an
 // impossible time gives a warning.
-func ReadDailyLog(path string, since time.Time) ([]DeltaEntry, []string, error) {
+func readDailyLog(path string, since time.Time) ([]entry, []string, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read daily log %s: %w", path, err)
@@ -414,7 +415,7 @@ func ReadDailyLog(path string, since time.Time) ([]DeltaEntry, []string, error) 
 	if !ok {
 		return nil, nil, fmt.Errorf("%s: no date: name the log YYYY-MM-DD.md or start it with a \"# YYYY-MM-DD\" heading", path)
 	}
-	var entries []DeltaEntry
+	var entries []entry
 	var warnings []string
 	for i, l := range lines {
 		m := dailyLogLine().FindStringSubmatch(strings.TrimRight(l, " \t\r"))
@@ -429,7 +430,7 @@ func ReadDailyLog(path string, since time.Time) ([]DeltaEntry, []string, error) 
 		}
 		t := day.Add(time.Duration(h)*time.Hour + time.Duration(mm)*time.Minute)
 		if since.IsZero() || t.After(since) {
-			entries = append(entries, DeltaEntry{Time: t, Text: clipText(m[3])})
+			entries = append(entries, entry{Time: t, Text: clipText(m[3])})
 		}
 	}
 	return entries, warnings, nil
@@ -451,11 +452,11 @@ func dailyLogDay(path string, lines []string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// FormatDeltaEntry renders e as one line of the 📡 section: "**[2026-04-01T21:50Z]** text",
-// the text on one line (white space collapsed) and cut to MaxDeltaRunes characters, the
+// formatEntry renders e as one line of the 📡 section: "**[2026-04-01T21:50Z]** text",
+// the text on one line (white space collapsed) and cut to MaxRunes characters, the
 // last of them "…" when it was cut.
-func FormatDeltaEntry(e DeltaEntry) string {
-	stamp := "**[" + FormatTime(e.Time) + "]**"
+func formatEntry(e entry) string {
+	stamp := "**[" + checkpoint.FormatTime(e.Time) + "]**"
 	if t := clipText(e.Text); t != "" {
 		return stamp + " " + t
 	}
@@ -463,11 +464,11 @@ func FormatDeltaEntry(e DeltaEntry) string {
 }
 
 // clipText puts s on one line (runs of white space and control characters become one
-// space, invalid UTF-8 becomes U+FFFD) and cuts it to MaxDeltaRunes characters, the last
+// space, invalid UTF-8 becomes U+FFFD) and cuts it to MaxRunes characters, the last
 // one "…". It stops reading s once it has enough, so a huge message costs little.
 func clipText(s string) string {
 	var b strings.Builder
-	n, cut := 0, 0 // runes written; byte length after MaxDeltaRunes-1 runes
+	n, cut := 0, 0 // runes written; byte length after MaxRunes-1 runes
 	space := false
 	for _, r := range s {
 		if unicode.IsSpace(r) || unicode.IsControl(r) {
@@ -475,19 +476,19 @@ func clipText(s string) string {
 			continue
 		}
 		if space {
-			if n == MaxDeltaRunes-1 {
+			if n == maxRunes-1 {
 				cut = b.Len()
 			}
 			b.WriteByte(' ')
 			n++
 			space = false
 		}
-		if n == MaxDeltaRunes-1 {
+		if n == maxRunes-1 {
 			cut = b.Len()
 		}
 		b.WriteRune(r)
 		n++
-		if n > MaxDeltaRunes {
+		if n > maxRunes {
 			return b.String()[:cut] + "…"
 		}
 	}
@@ -502,7 +503,7 @@ type deltaLine struct {
 
 var deltaEntryPrefix = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\*\*\[([0-9T:Z-]+)\]\*\*`) })
 
-// UpdateDeltaSection merges entries into the 📡 section sec and returns the new section.
+// updateSection merges entries into the 📡 section sec and returns the new section.
 // Entry lines already there are kept and new ones added unless the same line is there;
 // all are ordered by time (ties keep their order, old before new), then the oldest are
 // dropped until the section is at most limit bytes (limit <= 0: no limit).
@@ -510,7 +511,7 @@ var deltaEntryPrefix = sync.OnceValue(func() *regexp.Regexp { return regexp.Must
 // non-blank lines are kept, in their order, before the entries; the blank lines (and a
 // closing `---`) that end the section stay at its end, and every line ends as the
 // section's lines do (CRLF stays CRLF).
-func UpdateDeltaSection(sec sections.Section, entries []DeltaEntry, from, to time.Time, limit int) sections.Section {
+func updateSection(sec sections.Section, entries []entry, from, to time.Time, limit int) sections.Section {
 	eol := sectionEOL(sec)
 	lines, tail := splitDeltaBody(sec.Body)
 
@@ -529,7 +530,7 @@ func UpdateDeltaSection(sec sections.Section, entries []DeltaEntry, from, to tim
 		others = append(others, l)
 	}
 	for _, e := range entries {
-		l := FormatDeltaEntry(e)
+		l := formatEntry(e)
 		if seen[l] {
 			continue
 		}
@@ -554,7 +555,7 @@ func UpdateDeltaSection(sec sections.Section, entries []DeltaEntry, from, to tim
 		Heading:   withEOL(sec.Heading, eol),
 		Directive: withEOL(sec.Directive, eol),
 	}
-	meta := "_delta_since_last: " + FormatTime(from) + " → " + FormatTime(to) + "_"
+	meta := "_delta_since_last: " + checkpoint.FormatTime(from) + " → " + checkpoint.FormatTime(to) + "_"
 	render := func(entries []deltaLine) []byte {
 		var b bytes.Buffer
 		b.WriteString(meta + eol)
@@ -697,6 +698,6 @@ func deltaLineTime(l string) (time.Time, bool) {
 	if m == nil {
 		return time.Time{}, false
 	}
-	t, err := time.Parse(TimeFormat, m[1])
+	t, err := time.Parse(checkpoint.TimeFormat, m[1])
 	return t, err == nil
 }

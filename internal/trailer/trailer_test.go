@@ -1,4 +1,4 @@
-package hooks
+package trailer
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/ckpt-dev/ckpt/internal/gittest"
 )
 
 const gitHelp = "# Please enter the commit message for your changes. Lines starting\n" +
@@ -80,11 +82,11 @@ func TestAddTrailer(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := AddTrailer(tc.msg, key, tc.value)
+			got := Add(tc.msg, key, tc.value)
 			if got != tc.want {
-				t.Errorf("AddTrailer(%q)\n got %q\nwant %q", tc.msg, got, tc.want)
+				t.Errorf("Add(%q)\n got %q\nwant %q", tc.msg, got, tc.want)
 			}
-			if again := AddTrailer(got, key, tc.value); again != got {
+			if again := Add(got, key, tc.value); again != got {
 				t.Errorf("not idempotent:\n got %q\nwant %q", again, got)
 			}
 		})
@@ -94,7 +96,6 @@ func TestAddTrailer(t *testing.T) {
 // TestAddTrailerAgreesWithGit checks the placement against git interpret-trailers on
 // messages where git's rules are unambiguous.
 func TestAddTrailerAgreesWithGit(t *testing.T) {
-	isolateGit(t)
 	msgs := []string{
 		"Fix the parser\n",
 		"Fix the parser\n\nIt broke on tabs.\n",
@@ -110,14 +111,48 @@ func TestAddTrailerAgreesWithGit(t *testing.T) {
 			if err := os.WriteFile(f, []byte(msg), 0o644); err != nil {
 				t.Fatal(err)
 			}
+			if _, err := exec.LookPath("git"); err != nil {
+				t.Skip("git is not installed")
+			}
 			cmd := exec.Command("git", "interpret-trailers", "--trailer", "Ckpt-Checkpoint: s1@abc1234", f)
+			cmd.Env = gittest.Env(t)
 			out, err := cmd.Output()
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := AddTrailer(msg, "Ckpt-Checkpoint", "s1@abc1234"); got != string(out) {
+			if got := Add(msg, "Ckpt-Checkpoint", "s1@abc1234"); got != string(out) {
 				t.Errorf("AddTrailer %q, git %q", got, out)
 			}
 		})
+	}
+}
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		name, msg string
+		want      []Trailer
+	}{
+		{"checkpoint commit", "checkpoint(write): update 🎯\n\nCkpt-Session: alpha\nCkpt-Trigger: write\nCkpt-Sections: 🎯,📡\n",
+			[]Trailer{{"Ckpt-Session", "alpha"}, {"Ckpt-Trigger", "write"}, {"Ckpt-Sections", "🎯,📡"}}},
+		{"empty value", "checkpoint(redact): x\n\nBody.\n\nCkpt-Trigger: redact\nCkpt-Sections: \n",
+			[]Trailer{{"Ckpt-Trigger", "redact"}, {"Ckpt-Sections", ""}}},
+		{"no final newline", "s\n\nKey: v", []Trailer{{"Key", "v"}}},
+		{"subject only", "Key: v\n", nil},
+		{"prose last", "s\n\nKey: v\n\nJust words.\n", nil},
+		{"a URL is not a trailer", "s\n\nhttps://example.com/x\n", nil},
+		{"continuation", "s\n\nReviewed-by: C\n  <c@x>\nKey: v\n", []Trailer{{"Reviewed-by", "C <c@x>"}, {"Key", "v"}}},
+		{"mostly prose with a sign-off", "s\n\nwords\nmore\nSigned-off-by: A <a@x>\n", []Trailer{{"Signed-off-by", "A <a@x>"}}},
+		{"empty", "", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Parse(tc.msg)
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("Parse(%q) = %q, want %q", tc.msg, got, tc.want)
+			}
+		})
+	}
+	if v := Value(Parse("s\n\nckpt-trigger: x\n"), "Ckpt-Trigger"); v != "x" {
+		t.Errorf("Value = %q", v)
 	}
 }

@@ -1,0 +1,201 @@
+package knowledge
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/ckpt-dev/ckpt/checkpoint"
+	"github.com/ckpt-dev/ckpt/internal/trailer"
+	"github.com/ckpt-dev/ckpt/repo"
+	"github.com/ckpt-dev/ckpt/templates"
+)
+
+// Update is what a full sync brings to the knowledge repository.
+type Update struct {
+	// Decisions are the session's decisions, oldest first, From its checkpoint.
+	Decisions []string
+	From      Provenance
+	// Memory is MEMORY.md as the sync leaves it; OldMemory as it read it (nil: none yet).
+	Memory, OldMemory []byte
+	// Review sends new decisions to Pending review rather than Accepted.
+	Review bool
+}
+
+// FileChange is one file of the knowledge repository a sync changes.
+type FileChange struct {
+	Name     string
+	Old, New []byte
+}
+
+// Change is a prepared commit of the knowledge repository. It holds the knowledge lock
+// until Unlock.
+type Change struct {
+	Promotions []Promotion
+	// Files are the files that change, by name; none when nothing does.
+	Files []FileChange
+
+	repo     *repo.Repo
+	prepared *repo.Prepared
+	created  bool // the repository was created for this change
+	adopted  bool // ... in a directory that already held the user's files
+	unlock   func()
+}
+
+// Prepare promotes u's decisions into the knowledge graph and prepares the commit of the
+// graph and MEMORY.md (objects written, nothing moved; none for a dry run or when nothing
+// changes). It takes the knowledge lock, which Unlock releases: a sync applies this
+// commit, then its own, and takes this one back (Rollback) if its own fails.
+func Prepare(st *repo.Store, u Update, dry bool) (*Change, error) {
+	unlock, err := st.Lock(repo.KnowledgeLock, true)
+	if err != nil {
+		return nil, err
+	}
+	kc := &Change{unlock: unlock}
+	fail := func(err error) (*Change, error) {
+		unlock()
+		return nil, err
+	}
+	kgTmpl, err := templates.Load(st.Home, "knowledge")
+	if err != nil {
+		return fail(err)
+	}
+	dir := st.KnowledgeDir()
+	kgSrc, err := os.ReadFile(filepath.Join(dir, File))
+	oldKG := kgSrc // nil when there is none yet
+	if errors.Is(err, fs.ErrNotExist) {
+		kgSrc, err = kgTmpl.Source, nil
+	}
+	if err != nil {
+		return fail(err)
+	}
+	kg, err := Parse(kgSrc)
+	if err != nil {
+		return fail(fmt.Errorf("%s: %w", filepath.Join(dir, File), err))
+	}
+	kc.Promotions = kg.Promote(u.Decisions, u.From, u.Review)
+	files := map[string][]byte{File: kg.Render(), MemoryFile: u.Memory}
+	old := map[string][]byte{File: oldKG, MemoryFile: u.OldMemory}
+	for _, name := range []string{File, MemoryFile} {
+		if !bytes.Equal(old[name], files[name]) {
+			kc.Files = append(kc.Files, FileChange{Name: name, Old: old[name], New: files[name]})
+		}
+	}
+	if len(kc.Files) == 0 || dry {
+		if len(kc.Files) == 0 {
+			kc.Unlock()
+		}
+		return kc, nil
+	}
+	kr, err := st.OpenKnowledge()
+	if errors.Is(err, repo.ErrNotFound) {
+		_, statErr := os.Stat(dir)
+		kr, _, err = st.InitKnowledge(map[string][]byte{File: kgTmpl.Source, MemoryFile: u.OldMemory})
+		kc.created, kc.adopted = true, statErr == nil
+	}
+	if err != nil {
+		return fail(err)
+	}
+	kc.repo = kr
+	disk, err := kr.WorkFiles()
+	if err != nil {
+		return fail(err)
+	}
+	// Replace MEMORY.md and the graph only while they hold the bytes this sync read.
+	seen := maps.Clone(disk)
+	for name, b := range old {
+		if kc.created {
+			break // its files are the ones this sync just wrote
+		}
+		if b == nil {
+			delete(seen, name)
+		} else {
+			seen[name] = b
+		}
+	}
+	maps.Copy(disk, files)
+	var news []string
+	for _, p := range kc.Promotions {
+		if p.Outcome == "new" || p.Outcome == "provenance" {
+			news = append(news, p.ID)
+		}
+	}
+	sort.Strings(news)
+	subject := "knowledge(promote): " + strings.Join(news, ", ")
+	if len(news) == 0 {
+		subject = "knowledge(memory): update " + MemoryFile
+	}
+	msg := checkpoint.Message{Subject: subject, Trailers: []trailer.Trailer{
+		{Key: checkpoint.KeySession, Value: u.From.Session},
+		{Key: checkpoint.KeyCheckpoint, Value: u.From.Commit},
+		{Key: checkpoint.KeyTrigger, Value: string(checkpoint.TriggerFull)},
+	}}
+	p, err := kr.Prepare(repo.CommitRequest{Files: disk, Message: msg.String(), Disk: seen})
+	if err != nil {
+		kc.discard()
+		return fail(err)
+	}
+	kc.prepared = p
+	return kc, nil
+}
+
+// Changed reports whether applying the change makes a commit.
+func (k *Change) Changed() bool { return k != nil && k.prepared != nil && k.prepared.Changed() }
+
+// Apply moves the knowledge repository to the prepared commit and returns it. A failure
+// takes back a repository this change created.
+func (k *Change) Apply() (repo.Hash, error) {
+	if !k.Changed() {
+		return repo.ZeroHash, nil
+	}
+	if err := k.prepared.Apply(); err != nil {
+		k.discard()
+		return repo.ZeroHash, err
+	}
+	return k.prepared.Commit(), nil
+}
+
+// Rollback undoes an applied change after the session's commit failed, and returns err.
+func (k *Change) Rollback(err error) error {
+	if k == nil || k.prepared == nil {
+		return err
+	}
+	if uerr := k.prepared.Undo(); uerr != nil {
+		return fmt.Errorf("%w; and undoing the knowledge commit failed: %v", err, uerr)
+	}
+	k.discard()
+	return err
+}
+
+// MaybePack packs the knowledge repository when it has many loose objects.
+func (k *Change) MaybePack() {
+	if k != nil && k.repo != nil {
+		k.repo.MaybePack()
+	}
+}
+
+// Unlock releases the knowledge lock (once).
+func (k *Change) Unlock() {
+	if k != nil && k.unlock != nil {
+		k.unlock()
+		k.unlock = nil
+	}
+}
+
+// discard removes a knowledge repository this change created and did not keep: the whole
+// directory when it made it, only its .git when it held the user's files before.
+func (k *Change) discard() {
+	switch {
+	case k == nil || !k.created || k.repo == nil:
+	case k.adopted:
+		_ = os.RemoveAll(k.repo.GitDir)
+	default:
+		_ = os.RemoveAll(k.repo.Dir)
+	}
+}

@@ -1,0 +1,240 @@
+// Package remote moves a store's sessions and knowledge repository to and from git
+// remotes: push (with the secret gate: what would leave is scanned first and a repository
+// with findings held back), pull and clone (every incoming commit and tree checked before
+// anything is written; a session new here created, one behind fast-forwarded, one that
+// moved on both sides merged section by section), the finishing of a pull that was killed,
+// redaction of secrets out of history, and gc, which must leave alone what a remote has.
+package remote
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/ckpt-dev/ckpt/checkpoint"
+	"github.com/ckpt-dev/ckpt/internal/hint"
+	"github.com/ckpt-dev/ckpt/repo"
+)
+
+// Service moves repositories between the store and its remotes; it commits through the
+// checkpoint service it is given.
+type Service struct {
+	cp *checkpoint.Service
+}
+
+// New returns a Service over cp. Whoever builds it sets cp.FinishPull to its FinishPull, so
+// that every commit finishes a pull that was killed first.
+func New(cp *checkpoint.Service) *Service { return &Service{cp: cp} }
+
+// ErrConflict is wrapped by a pull that left conflicts in a work tree for resolution.
+var ErrConflict = errors.New("merge conflict")
+
+// ErrSecrets refuses a push that would send secrets.
+var ErrSecrets = errors.New("possible secrets in what would be pushed")
+
+// Options say which sessions travel, and how.
+type Options struct {
+	Remote       string   // remote name ("origin")
+	Sessions     []string // nil: all
+	AllowSecrets bool
+	Force        bool // push: replace the remote's history (after gc --force rewrote it)
+	// Network moves refs to and from the remote URL.
+	Network *repo.GitNetwork
+	// Progress is called once per session handled (for a progress line on a terminal).
+	Progress func(done, total int, session string)
+	// Quick writes new sessions' objects without an fsync each and syncs the file system
+	// once at the end (a clone of a whole store).
+	Quick bool
+}
+
+// PushReport says what a push sent.
+type PushReport struct {
+	Remote   string   `json:"remote"`
+	Pushed   []string `json:"pushed"`     // sessions (and "knowledge") whose refs moved
+	UpToDate int      `json:"up_to_date"` // repositories the remote already had
+	// HeldBack are the repositories the secret scan kept home, with their findings.
+	HeldBack []string        `json:"held_back,omitempty"`
+	Secrets  []SecretFinding `json:"secrets,omitempty"`
+}
+
+// Push mirrors the chosen sessions (and the knowledge repository) into the transport
+// repository and pushes them as refs/heads/sessions/<id> and refs/heads/knowledge in one
+// git push. What would leave is scanned for secrets first (every blob the remote does not
+// have, whole): a repository with findings is held back, unless AllowSecrets or the
+// config's allowlist lets them through, and the others are pushed all the same; the push
+// then returns ErrSecrets with the report.
+func (s *Service) Push(o Options) (*PushReport, error) {
+	url, t, unlock, err := s.openTransport(o.Remote)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	repos, err := s.travellers(o.Sessions, true)
+	if err != nil {
+		return nil, err
+	}
+	rep := &PushReport{Remote: o.Remote, Pushed: []string{}}
+	var specs []string
+	type move struct {
+		ref     string
+		old, to repo.Hash
+	}
+	var moves []move
+	var redact []string // the command that clears each repository held back
+	copier := repo.NewCopier(t)
+	for i, r := range repos {
+		if o.Progress != nil {
+			o.Progress(i+1, len(repos), r.ID)
+		}
+		ref := transportRef(r)
+		tracking := trackingRef(o.Remote, ref)
+		head, err := r.Head()
+		if err != nil {
+			copier.Abort()
+			return nil, err
+		}
+		remoteHas, err := t.Ref(tracking)
+		if err != nil {
+			copier.Abort()
+			return nil, err
+		}
+		if head == repo.ZeroHash || head == remoteHas {
+			rep.UpToDate++
+			continue
+		}
+		// Scanned before its objects are copied: a repository held back leaves nothing of
+		// itself in the transport either.
+		if !o.AllowSecrets {
+			found, err := s.scanOutgoing(r, head, t, []repo.Hash{remoteHas}, repo.ZeroHash)
+			if err != nil {
+				copier.Abort()
+				return nil, err
+			}
+			if len(found) > 0 {
+				rep.HeldBack = append(rep.HeldBack, r.ID)
+				rep.Secrets = append(rep.Secrets, found...)
+				if r.LockName == repo.KnowledgeLock {
+					redact = append(redact, "ckpt redact --knowledge")
+				} else {
+					redact = append(redact, "ckpt redact -s "+r.ID)
+				}
+				continue
+			}
+		}
+		if err := copier.Copy(r, head); err != nil {
+			copier.Abort()
+			return nil, fmt.Errorf("%s: %w", r.ID, err)
+		}
+		old, _ := t.Ref(ref)
+		moves = append(moves, move{ref, old, head})
+		spec := ref + ":" + ref
+		if o.Force {
+			spec = "+" + spec
+		}
+		specs = append(specs, spec)
+		rep.Pushed = append(rep.Pushed, r.ID)
+	}
+	if _, err := copier.Finish(); err != nil {
+		return nil, err
+	}
+	for _, m := range moves {
+		if err := t.SetRef(m.ref, m.to); err != nil {
+			return nil, err
+		}
+	}
+	if len(specs) > 0 {
+		if err := o.Network.Push(t, url, specs); err != nil {
+			for _, m := range moves {
+				_ = t.SetRef(m.ref, m.old)
+			}
+			return nil, err
+		}
+	}
+	for _, m := range moves {
+		if err := t.SetRef(trackingRef(o.Remote, m.ref), m.to); err != nil {
+			return nil, err
+		}
+	}
+	// A forced push replaced history (after redact --force or gc --force): what only the
+	// old history reached, a redacted secret say, leaves the transport too.
+	if o.Force && len(moves) > 0 {
+		if err := t.PruneMirror(); err != nil {
+			return rep, fmt.Errorf("pushed; prune the transport: %w", err)
+		}
+	}
+	if len(rep.HeldBack) > 0 {
+		return rep, secretsError(rep, redact)
+	}
+	return rep, nil
+}
+
+// openTransport resolves a remote's URL and locks the transport repository.
+func (s *Service) openTransport(remote string) (string, *repo.Repo, repo.Unlock, error) {
+	url, err := s.cp.Store.RemoteURL(remote)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	t, err := s.cp.Store.Transport()
+	if err != nil {
+		return "", nil, nil, err
+	}
+	unlock, err := s.cp.Store.Lock(t.LockName, true)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	return url, t, unlock, nil
+}
+
+func transportRef(r *repo.Repo) string {
+	if r.ID == "knowledge" && r.LockName == repo.KnowledgeLock {
+		return repo.KnowledgeRef
+	}
+	return repo.SessionRefPrefix + r.ID
+}
+
+// trackingRef is where the transport remembers what a remote has of ref.
+func trackingRef(remote, ref string) string {
+	return "refs/remotes/" + remote + "/" + strings.TrimPrefix(ref, "refs/heads/")
+}
+
+// travellers lists the repositories a push or pull concerns: the chosen sessions (all when
+// none is named) and, when all travel, the knowledge repository.
+func (s *Service) travellers(ids []string, withKnowledge bool) ([]*repo.Repo, error) {
+	var out []*repo.Repo
+	all := len(ids) == 0
+	if all {
+		sids, err := s.cp.Store.SessionIDs()
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range sids {
+			ids = append(ids, string(id))
+		}
+	}
+	for _, id := range ids {
+		sid, err := repo.ParseSessionID(id)
+		if err != nil {
+			return nil, err
+		}
+		r, err := s.cp.Store.Open(sid)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	if all && withKnowledge {
+		if k, err := s.cp.Store.OpenKnowledge(); err == nil {
+			out = append(out, k)
+		}
+	}
+	return out, nil
+}
+
+// secretsError says which repositories a push held back and exactly how to get past.
+func secretsError(rep *PushReport, redact []string) error {
+	if len(redact) > 3 {
+		redact = []string{"ckpt redact --all"}
+	}
+	return hint.New(fmt.Errorf("%w: held back %s (%d finding(s)); pushed %d other(s)", ErrSecrets, strings.Join(rep.HeldBack, ", "), len(rep.Secrets), len(rep.Pushed)),
+		"to send nothing, rewrite them out of unpushed history with %s, then ckpt push; or allow them in config.toml [secrets] allow; or send them with ckpt push --allow-secrets", strings.Join(redact, "; "))
+}

@@ -1,0 +1,121 @@
+// Package status gathers what ckpt status shows: for each session the age of its last
+// checkpoint, whether notes wait for a full sync, its breaker and the possible secrets no
+// remote has yet; then which hooks are installed. It reads, never writes (but for the
+// secret scan's cache).
+package status
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/ckpt-dev/ckpt/hooks"
+	"github.com/ckpt-dev/ckpt/internal/home"
+	"github.com/ckpt-dev/ckpt/remote"
+	"github.com/ckpt-dev/ckpt/repo"
+	ckptsync "github.com/ckpt-dev/ckpt/sync"
+)
+
+// Session is one session's line of the status.
+type Session struct {
+	ID             string              `json:"id"`
+	Template       string              `json:"template"`
+	LastCheckpoint string              `json:"last_checkpoint,omitempty"`
+	AgeSeconds     int64               `json:"age_seconds"`
+	PendingNotes   bool                `json:"pending_notes"`
+	Bound          string              `json:"bound,omitempty"`
+	Breaker        hooks.BreakerReport `json:"breaker"`
+	// Secrets are possible secrets no remote has yet, in history or on disk: what would hold
+	// the session's push back.
+	Secrets []remote.SecretFinding `json:"secrets,omitempty"`
+}
+
+// Report is the whole status.
+type Report struct {
+	Home     string    `json:"home"`
+	Sessions []Session `json:"sessions"`
+	// KnowledgeSecrets are the knowledge repository's, as Secrets are a session's.
+	KnowledgeSecrets []remote.SecretFinding `json:"knowledge_secrets,omitempty"`
+	Hooks            hooks.Report           `json:"hooks"`
+	// Warnings say what could not be read (a secret scan that failed).
+	Warnings []string `json:"-"`
+}
+
+// Where says where the hooks that status reports are looked for.
+type Where struct {
+	Cwd      string        // the working directory: its git work tree's hooks
+	UserHome string        // the user's Claude Code settings
+	Ckpt     string        // the ckpt on PATH, "" if none
+	Crontab  hooks.Crontab // the user's crontab; nil when there is none
+}
+
+// Collect gathers the status of the store st.
+func Collect(st *repo.Store, sy *ckptsync.Service, rm *remote.Service, w Where) (Report, error) {
+	out := Report{Home: st.Home, Sessions: []Session{}}
+	state, err := hooks.LoadState(st.Home)
+	if err != nil {
+		return out, err
+	}
+	ids, err := st.SessionIDs()
+	if err != nil {
+		return out, err
+	}
+	now := st.Opts.Now()
+	for _, id := range ids {
+		r, err := st.Open(id)
+		if err != nil {
+			return out, err
+		}
+		s := Session{ID: r.ID, Template: r.Template()}
+		ss := state.Sessions[r.ID]
+		if ss == nil {
+			ss = &hooks.SessionState{}
+		}
+		s.Bound, s.Breaker = ss.Bound, ss.Breaker.Report(r.ID)
+		if h, err := r.Head(); err == nil && h != repo.ZeroHash {
+			if ci, err := r.CommitInfo(h); err == nil {
+				s.LastCheckpoint = ci.When.UTC().Format(time.RFC3339)
+				s.AgeSeconds = int64(now.Sub(ci.When).Seconds())
+			}
+		}
+		if n, err := sy.PendingNotes(r); err == nil {
+			s.PendingNotes = n > 0
+		}
+		if s.Secrets, err = rm.SecretFindings(r); err != nil {
+			out.Warnings = append(out.Warnings, fmt.Sprintf("%s: secret scan: %v", r.ID, err))
+		}
+		out.Sessions = append(out.Sessions, s)
+	}
+	if k, err := st.OpenKnowledge(); err == nil {
+		if out.KnowledgeSecrets, err = rm.SecretFindings(k); err != nil {
+			out.Warnings = append(out.Warnings, fmt.Sprintf("knowledge: secret scan: %v", err))
+		}
+	}
+	out.Hooks = installed(st.Home, w)
+	return out, nil
+}
+
+// installed is what status says of the hooks: the git hooks of the work tree around the
+// working directory, the Claude Code settings that hold ckpt's hooks, the crontab line.
+// What cannot be read counts as not installed.
+func installed(store string, w Where) hooks.Report {
+	rep := hooks.Report{Ckpt: w.Ckpt, Claude: map[string][]string{}}
+	if home.GitTop(w.Cwd) != "" {
+		rep.Git, _ = hooks.StatusGit(w.Cwd)
+	}
+	for _, scope := range hooks.ClaudeScopes {
+		if path, err := hooks.ClaudeSettingsPath(scope, hooks.ProjectDir(w.Cwd), w.UserHome); err == nil {
+			if ev, err := hooks.StatusClaude(path); err == nil && len(ev) > 0 {
+				rep.Claude[path] = ev
+			}
+		}
+	}
+	if w.Crontab != nil {
+		line, ok, err := hooks.CronInstalled(w.Crontab, store)
+		cs := &hooks.CronStatus{Installed: ok, Line: line}
+		if err != nil {
+			cs.Error = err.Error()
+		}
+		rep.Cron = cs
+	}
+	return rep
+}
