@@ -35,8 +35,9 @@
 //     leaves a directory that ckpt completes the next time.
 //
 // The package has no code of its own: everything lives in its _test.go files. The short
-// run (seeds 1 to 200) is part of go test ./...; make soak SEED=N DURATION=D is the long
-// run. A failure prints its seed, the operations with their outcomes, the string that went
+// run (seeds 1 to 200) is part of go test ./...; it leaves out only what the excluded map
+// in gen_test.go lists, each entry naming the open issue item it waits for. make soak
+// SEED=N DURATION=D is the long run, with longer sequences and nothing left out. A failure prints its seed, the operations with their outcomes, the string that went
 // missing and the step that lost it; go test ./internal/modeltest -run TestModel -seed=N
 // replays that sequence (add -long for one of the soak). The seed fixes the operations and
 // their parameters; when a kill lands and how appends interleave with a command are up to
