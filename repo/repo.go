@@ -1,9 +1,15 @@
 // Package repo keeps one git repository per session (and one for the knowledge graph) in a
-// store directory. It writes git objects, refs and the index itself, with git's own lock-file
-// protocol and fsync, so that a kill -9 at any moment leaves an ordinary, valid repository in
-// which every commit it reported is present; it reads history through go-git.
+// store directory, on go-git: go-git encodes every object and its filesystem storage writes
+// it (objects.go) through a file system that fsyncs (fsyncfs.go); packs come from go-git's
+// encoder and index writer (pack.go), new repositories from its init and config types
+// (session.go). What go-git cannot do is a small layer of ckpt's own: refs moved by git's
+// `<ref>.lock` compare-and-swap with fsync and a reflog (refs.go), the session lock
+// (lock.go), compare-and-swap writes of the work tree (worktree.go). So a kill -9 at any
+// moment leaves an ordinary, valid repository in which every commit it reported is present.
 //
-// go-git errors stop at this package's boundary: callers compare with the sentinels below.
+// Callers take the narrowest interface they need (iface.go); Memory implements them in
+// memory for tests. go-git errors stop at this package's boundary: callers compare with the
+// sentinels below.
 package repo
 
 import (

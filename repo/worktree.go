@@ -9,8 +9,6 @@ import (
 	"os"
 	"slices"
 	"sort"
-
-	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // ErrWorkTreeChanged means a work-tree file changed between the moment a command read it and
@@ -38,6 +36,8 @@ type WorkTreeUpdate struct {
 	// compare and swap, and appends that reach the replaced file while it is being replaced
 	// are carried over to the new one.
 	Appendable []string
+	// hashes, when set, are the blob ids of Files (a commit computed them already).
+	hashes map[string]Hash
 }
 
 // workTreeWrite is the outcome of applying a WorkTreeUpdate.
@@ -55,7 +55,11 @@ type workTreeWrite struct {
 // written) and the names it removes.
 func (u WorkTreeUpdate) plannedFiles() (write, remove []string) {
 	for name, data := range u.Files {
-		if h, ok := u.Old[name]; !ok || h != objectHash(plumbing.BlobObject, data) || slices.Contains(u.Touch, name) {
+		nh, known := u.hashes[name]
+		if !known {
+			nh = BlobHash(data)
+		}
+		if h, ok := u.Old[name]; !ok || h != nh || slices.Contains(u.Touch, name) {
 			write = append(write, name)
 		}
 	}
@@ -119,7 +123,7 @@ func (r *Repo) applyWorkTree(u WorkTreeUpdate) (*workTreeWrite, error) {
 		data := u.Files[name]
 		appendable := slices.Contains(u.Appendable, name)
 		p := r.WorkPath(name)
-		f, cur, exists, err := openCurrent(p)
+		f, fi, cur, exists, err := openCurrent(p)
 		if err != nil {
 			return fail(err)
 		}
@@ -139,7 +143,7 @@ func (r *Repo) applyWorkTree(u WorkTreeUpdate) (*workTreeWrite, error) {
 			out.exact[name] = bytes.Equal(data, u.Files[name])
 			continue
 		}
-		if err := WriteFileAtomic(p, data, perm, r.store.Opts.Fsync); err != nil {
+		if err := replaceFile(p, fi, data, perm, r.store.Opts.Fsync); err != nil {
 			closeFile(f)
 			return fail(fmt.Errorf("write %s: %w", p, err))
 		}
@@ -192,20 +196,24 @@ var afterReplace func(path string)
 
 // openCurrent opens a work-tree file and reads it through the same descriptor, so that
 // appends made to that very file later can be found after it is replaced.
-func openCurrent(p string) (*os.File, []byte, bool, error) {
-	f, err := os.Open(p)
+func openCurrent(p string) (*os.File, fs.FileInfo, []byte, bool, error) {
+	f, err := openFile(p, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, false, nil
+		return nil, nil, nil, false, nil
 	}
 	if err != nil {
-		return nil, nil, false, fmt.Errorf("read %s: %w", p, err)
+		return nil, nil, nil, false, fmt.Errorf("read %s: %w", p, err)
 	}
-	b, err := io.ReadAll(f)
+	fi, err := f.Stat()
+	var b []byte
+	if err == nil {
+		b, err = readAllSized(f, fi)
+	}
 	if err != nil {
 		f.Close()
-		return nil, nil, false, fmt.Errorf("read %s: %w", p, err)
+		return nil, nil, nil, false, fmt.Errorf("read %s: %w", p, err)
 	}
-	return f, b, true, nil
+	return f, fi, b, true, nil
 }
 
 func closeFile(f *os.File) {
