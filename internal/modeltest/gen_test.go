@@ -165,15 +165,7 @@ func (s *sequence) String() string {
 // excluded lists what the short run leaves out (operation or entry style names), each
 // with the open issue item whose fix it waits for; the entry becomes a plain one. The soak
 // runs everything. Remove an entry as soon as its item is fixed.
-var excluded = map[string]string{
-	// Issue 8 item 4 (sync never loses a note) and item 1 (a command changes only what it
-	// was asked to, after committing the rest): sync lets an [intent] or [next] entry replace
-	// its one-value section (six 🎯, eleven §1 and §2), so an earlier entry of the same kind
-	// in the same sync, or the harness's uncommitted text in that section, is in no commit
-	// (seeds 19, 77; soak seeds 10021, 10109, 10983).
-	"intent": "issue 8 item 4",
-	"next":   "issue 8 item 4",
-}
+var excluded = map[string]string{}
 
 // skipped reads -without: operation names, "kill" and "conc".
 func skipped() map[string]bool {
