@@ -499,11 +499,11 @@ func (w *world) settle() error {
 		}
 		if w.knowledgeMergePending(h) {
 			// What ckpt's own hint says to do after a conflict in the knowledge repository.
-			r, err := w.ckpt(h, nil, nil, "commit", "-s", "knowledge")
+			r, err := w.ckpt(h, nil, nil, "commit", "--knowledge")
 			if err != nil {
 				return err
 			}
-			w.log = append(w.log, fmt.Sprintf("settle %s: resolve the knowledge conflict, ckpt commit -s knowledge (as the hint says): %s", h.name, r.short()))
+			w.log = append(w.log, fmt.Sprintf("settle %s: resolve the knowledge conflict, ckpt commit --knowledge (as the hint says): %s", h.name, r.short()))
 			if err := expect(r, 0); err != nil {
 				return fmt.Errorf("a conflict in the knowledge repository cannot be finished: %w", err)
 			}
