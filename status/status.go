@@ -6,7 +6,9 @@
 package status
 
 import (
+	"bytes"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/ckpt-dev/ckpt/checkpoint"
@@ -43,6 +45,10 @@ type Report struct {
 	Sessions []Session `json:"sessions"`
 	// KnowledgeSecrets are the knowledge repository's, as Secrets are a session's.
 	KnowledgeSecrets []remote.SecretFinding `json:"knowledge_secrets,omitempty"`
+	// KnowledgeUncommitted are the knowledge work tree's files whose bytes differ from its
+	// last commit (a sync killed between writing MEMORY.md and committing it, or a hand
+	// edit): no push carries them until they are committed.
+	KnowledgeUncommitted []string `json:"knowledge_uncommitted,omitempty"`
 	Hooks            hooks.Report           `json:"hooks"`
 	// LastTick is the last cron tick, nil when none ran.
 	LastTick           *hooks.TickRecord `json:"last_tick,omitempty"`
@@ -102,11 +108,38 @@ func Collect(cp *checkpoint.Service, sy *ckptsync.Service, rm *remote.Service, w
 		if out.KnowledgeSecrets, err = rm.SecretFindings(k); err != nil {
 			out.Warnings = append(out.Warnings, fmt.Sprintf("knowledge: secret scan: %v", err))
 		}
+		if out.KnowledgeUncommitted, err = uncommitted(k); err != nil {
+			out.Warnings = append(out.Warnings, fmt.Sprintf("knowledge: %v", err))
+		}
 	}
 	out.Hooks = installed(st.Home, w)
 	if t, err := hooks.LastTick(st.Home); err == nil && t != nil {
 		out.LastTick, out.LastTickAgeSeconds = t, int64(now.Sub(t.Time).Seconds())
 	}
+	return out, nil
+}
+
+// uncommitted lists r's work-tree files whose bytes differ from its last commit, sorted.
+func uncommitted(r *repo.Repo) ([]string, error) {
+	h, err := r.Head()
+	if err != nil || h == repo.ZeroHash {
+		return nil, err
+	}
+	old, err := r.Files(h)
+	if err != nil {
+		return nil, err
+	}
+	disk, err := r.WorkFiles()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for name, b := range disk {
+		if ob, ok := old[name]; !ok || !bytes.Equal(ob, b) {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
 	return out, nil
 }
 

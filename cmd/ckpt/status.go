@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -84,9 +85,12 @@ func printStatus(env *Env, out status.Report) {
 		}
 		printStatusSecrets(w, s.Secrets, "ckpt redact -s "+s.ID)
 	}
-	if len(out.KnowledgeSecrets) > 0 {
+	if len(out.KnowledgeSecrets) > 0 || len(out.KnowledgeUncommitted) > 0 {
 		fmt.Fprintf(w, "  %-20s\n", "knowledge")
 		printStatusSecrets(w, out.KnowledgeSecrets, "ckpt redact --knowledge")
+	}
+	if len(out.KnowledgeUncommitted) > 0 {
+		fmt.Fprintf(w, "    uncommitted: %s (ckpt commit --knowledge records them)\n", strings.Join(out.KnowledgeUncommitted, ", "))
 	}
 	installed := func(ok bool) string {
 		if ok {

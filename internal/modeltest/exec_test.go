@@ -1,6 +1,7 @@
 package modeltest
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -43,6 +44,24 @@ func (w *world) mergePending(h *home) bool {
 func (w *world) knowledgeMergePending(h *home) bool {
 	_, err := os.Stat(filepath.Join(h.knowledge(), ".git", "MERGE_HEAD"))
 	return err == nil
+}
+
+// knowledgeUncommitted asks ckpt status which knowledge files differ from their commit.
+func (w *world) knowledgeUncommitted(h *home) ([]string, error) {
+	r, err := w.ckpt(h, nil, nil, "status", "--json")
+	if err != nil {
+		return nil, err
+	}
+	if err := expect(r, 0); err != nil {
+		return nil, err
+	}
+	var st struct {
+		KnowledgeUncommitted []string `json:"knowledge_uncommitted"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil {
+		return nil, fmt.Errorf("ckpt status --json: %w", err)
+	}
+	return st.KnowledgeUncommitted, nil
 }
 
 // spills are the checkpoint-<topic>.md files of h's work tree.
@@ -508,6 +527,20 @@ func (w *world) settle() error {
 				return fmt.Errorf("a conflict in the knowledge repository cannot be finished: %w", err)
 			}
 		}
+		if dirty, err := w.knowledgeUncommitted(h); err != nil {
+			return err
+		} else if len(dirty) > 0 {
+			// A sync killed between writing MEMORY.md and committing it leaves the bytes
+			// on disk; ckpt status names them and says how to record them.
+			r, err := w.ckpt(h, nil, nil, "commit", "--knowledge")
+			if err != nil {
+				return err
+			}
+			w.log = append(w.log, fmt.Sprintf("settle %s: ckpt status shows uncommitted %s in the knowledge work tree, ckpt commit --knowledge: %s", h.name, strings.Join(dirty, ", "), r.short()))
+			if err := expect(r, 0); err != nil {
+				return err
+			}
+		}
 		shrinks := w.diskShrinks(h)
 		r, err := w.ckpt(h, nil, nil, "commit", "-s", sessionID)
 		if err != nil {
@@ -544,12 +577,16 @@ func (w *world) settle() error {
 	}
 	// a brings in what b pushed and sends its own, b merges that and sends the result, a
 	// fast-forwards to it: then both homes and the remote must agree.
+	// travelled keeps what each pull and push printed, for the message when the homes
+	// do not converge.
+	var travelled []string
 	travel := func(h *home, push bool) error {
 		r, err := w.ckpt(h, nil, nil, "pull")
 		if err != nil {
 			return err
 		}
 		w.log = append(w.log, fmt.Sprintf("settle %s: ckpt pull: %s", h.name, r.short()))
+		travelled = append(travelled, "home "+h.name+": "+r.full())
 		if err := expect(r, 0, 5); err != nil {
 			return err
 		}
@@ -566,6 +603,7 @@ func (w *world) settle() error {
 			return err
 		}
 		w.log = append(w.log, fmt.Sprintf("settle %s: ckpt push: %s", h.name, r.short()))
+		travelled = append(travelled, "home "+h.name+": "+r.full())
 		return expect(r, 0)
 	}
 	a, b := w.homes[0], w.homes[1]
@@ -606,7 +644,7 @@ func (w *world) settle() error {
 	if lines[0] != lines[2] || lines[1] != lines[3] ||
 		!strings.Contains(remote, "refs/heads/sessions/"+sessionID+" "+strings.Fields(lines[0])[1]) ||
 		!strings.Contains(remote, "refs/heads/knowledge "+strings.Fields(lines[1])[1]) {
-		return fmt.Errorf("the homes did not converge (a pull, push; b pull, push; a pull):\nhomes a then b:\n%sremote:\n%s", indent(before), indent(remote))
+		return fmt.Errorf("the homes did not converge (a pull, push; b pull, push; a pull):\nhomes a then b:\n%sremote:\n%spulls and pushes:\n%s", indent(before), indent(remote), indent(strings.Join(travelled, "")))
 	}
 	// One more pull, with nothing new on the remote, must change nothing (a killed pull
 	// must not leave a session that merges again on every pull).
