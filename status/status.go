@@ -48,8 +48,8 @@ type Report struct {
 	// KnowledgeUncommitted are the knowledge work tree's files whose bytes differ from its
 	// last commit (a sync killed between writing MEMORY.md and committing it, or a hand
 	// edit): no push carries them until they are committed.
-	KnowledgeUncommitted []string `json:"knowledge_uncommitted,omitempty"`
-	Hooks            hooks.Report           `json:"hooks"`
+	KnowledgeUncommitted []string     `json:"knowledge_uncommitted,omitempty"`
+	Hooks                hooks.Report `json:"hooks"`
 	// LastTick is the last cron tick, nil when none ran.
 	LastTick           *hooks.TickRecord `json:"last_tick,omitempty"`
 	LastTickAgeSeconds int64             `json:"last_tick_age_seconds,omitempty"`
