@@ -42,7 +42,7 @@ func FuzzMergeFull(f *testing.F) {
 		mem.specs = append(mem.specs, mt.Spec)
 		files := map[string][]byte{checkpoint.NotesFile: notes}
 		rep := &Report{}
-		entries := mergeFull(tmpl, ed, mem, files, []byte("# Notes\n"), nil, nil, map[string]int{"🔑": 200, "§7": 200, "⚠️": 300}, "fuzz", rep)
+		entries := mergeFull(tmpl, ed, mem, files, []byte("# Notes\n"), nil, "", nil, map[string]int{"🔑": 200, "§7": 200, "⚠️": 300}, "fuzz", rep)
 		out := doc.Render()
 		after := tmpl.Parse(out)
 		for id, hd := range before {
