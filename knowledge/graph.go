@@ -1,8 +1,9 @@
 // Package knowledge keeps the store's knowledge repository: knowledge-graph.md (seed 002's
-// L1), where each session's Key Decisions are promoted to wait for review, and MEMORY.md,
-// the project memory a full sync writes. It parses and renders the graph byte for byte,
-// promotes decisions (one entry per decision across sessions, with their provenance),
-// merges two machines' graphs by entry id, and commits reviews and promotions.
+// L1), where each session's Key Decisions (and proposed project rules) are promoted to wait
+// for review, and MEMORY.md (seed 000), the project memory a full sync writes and into which
+// an accepted entry goes once. It parses and renders the graph byte for byte, promotes
+// decisions (one entry per decision across sessions, with their provenance), merges two
+// machines' graphs by entry id, and commits reviews and promotions.
 package knowledge
 
 import (

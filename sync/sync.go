@@ -1,7 +1,9 @@
-// Package sync reconciles a session's files (seed 002's sparse and full checkpoints): `Sync`
-// routes notes.md into the checkpoint section by section, keeps every literal, tidies §3,
-// recovers the delta from transcripts and logs, renders the task tree, spills sections over
-// budget, and promotes Key Decisions into the knowledge graph. The result is committed
+// Package sync reconciles a session's files (seed 002's sparse and full checkpoints) the way
+// seed 000's checkpoint writer does: `Sync` routes notes.md into the checkpoint section by
+// section, keeps every literal, tidies §3, recovers the delta from transcripts and logs,
+// renders the task tree, reconciles subagents' progress files, spills sections over budget,
+// and promotes Key Decisions (and the §3 rules MEMORY.md lacks) into the knowledge graph.
+// docs/sync.md states each rule with the seed line it comes from. The result is committed
 // through package checkpoint, the one path to a commit.
 //
 // It never prints: results come back as values for cmd/ckpt to show.

@@ -21,7 +21,7 @@ var (
 	// "Finished the backfill", "Shipped 4.18"; "已完成：T3".
 	statusStart = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`(?i)^(?:partially\s+)?(?:done|complete|completed|finished)\s*[:：\-–—]+\s*\S` +
-			`|^(?:finished|completed|shipped|fixed|merged)\s+\S` +
+			`|^(?:finished|completed|shipped|fixed|merged)\s+\S|^done\s+with\s+\S` +
 			`|^(?:已完成|部分完成|完成)\s*[:：]\s*\S`)
 	})
 	// directiveWord: a word that makes a line a rule about when or how, whatever status words

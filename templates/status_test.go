@@ -23,6 +23,7 @@ func TestIsStatusLanguage(t *testing.T) {
 		{"Done: remove the legacy writer", true},
 		{"COMPLETE – T7 refunds path", true},
 		{"Finished the 2019 backfill", true},
+		{"Done with the EU shard", true},
 		{"[x] M1 done", true},
 		{"迁移已完成", true},
 		{"T3 完成", true},
