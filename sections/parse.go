@@ -601,7 +601,9 @@ func htmlBlockStart(l []byte) htmlKind {
 	name, after := strings.ToLower(string(rest[:n])), rest[n:]
 	if !closing {
 		for _, raw := range rawTags {
-			if name == raw && (len(after) == 0 || after[0] == ' ' || after[0] == '\t' || after[0] == '>' || bytes.HasPrefix(after, []byte("/>"))) {
+			// After the name: white space as CommonMark (and goldmark's \s) has it, form feed
+			// included, or the tag's end.
+			if name == raw && (len(after) == 0 || after[0] == ' ' || after[0] == '\t' || after[0] == '\f' || after[0] == '>' || bytes.HasPrefix(after, []byte("/>"))) {
 				return htmlRaw
 			}
 		}
