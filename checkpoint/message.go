@@ -62,6 +62,9 @@ const (
 	KeyCheckpoint = "Ckpt-Checkpoint" // <session>@<hash>: a code commit's, or a promotion's, checkpoint
 	KeySquashed   = "Ckpt-Squashed"   // how many sparse checkpoints gc squashed into this one
 	KeyRedacted   = "Ckpt-Redacted"   // rule:count,… of what a redaction replaced (never the values)
+	// KeyConversation is "<agent conversation id> <transcript>": the agent conversation
+	// (Claude Code's session_id) on whose behalf a hook committed, and its transcript.
+	KeyConversation = "Ckpt-Conversation"
 )
 
 // Causes of a sync (the Ckpt-Cause trailer); a sync run by hand has none.
@@ -191,6 +194,14 @@ func commitMessage(id string, t Trigger, cause, subject string, secs []sections.
 		m.Trailers = append(m.Trailers, trailer.Trailer{Key: KeyFiles, Value: strings.Join(files, ",")})
 	}
 	return m.String()
+}
+
+// withConversation adds the Ckpt-Conversation trailer to msg when conversation is set.
+func withConversation(msg, conversation string) string {
+	if conversation == "" {
+		return msg
+	}
+	return trailer.Add(msg, KeyConversation, conversation)
 }
 
 // rejectMessage is the message of a write kept under refs/ckpt/rejected/N: the findings of

@@ -117,3 +117,19 @@ func TestParseCause(t *testing.T) {
 		}
 	}
 }
+
+// TestConversationTrailer: an agent hook's commits name the conversation and transcript
+// after ckpt's other trailers, and the parser reads the value back whole.
+func TestConversationTrailer(t *testing.T) {
+	msg := withConversation(commitMessage("proj", TriggerSparse, "claude:Stop", "checkpoint(sparse): x", []sections.ID{"📡"}, nil), "ece6c795 ~/.claude/projects/-w-proj/ece6c795.jsonl")
+	want := "checkpoint(sparse): x\n\nCkpt-Session: proj\nCkpt-Trigger: sparse\nCkpt-Cause: claude:Stop\nCkpt-Sections: 📡\nCkpt-Conversation: ece6c795 ~/.claude/projects/-w-proj/ece6c795.jsonl\n"
+	if msg != want {
+		t.Errorf("got  %q\nwant %q", msg, want)
+	}
+	if v := trailer.Value(trailer.Parse(msg), KeyConversation); v != "ece6c795 ~/.claude/projects/-w-proj/ece6c795.jsonl" {
+		t.Errorf("read back %q", v)
+	}
+	if got := withConversation("s\n", ""); got != "s\n" {
+		t.Errorf("no conversation: %q", got)
+	}
+}

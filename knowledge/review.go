@@ -135,7 +135,8 @@ func review(st *repo.Store, kr *repo.Repo, id, state string, o ReviewOptions) (*
 	}
 	// The graph (and MEMORY.md) are replaced only while they hold the bytes read (a sync may
 	// write them too).
-	p, err := kr.Prepare(repo.CommitRequest{Files: files, Message: msg.String(), Disk: disk})
+	// A merge a pull left pending is finished by this commit.
+	p, mh, err := prepareFinishing(kr, repo.CommitRequest{Files: files, Message: msg.String(), Disk: disk})
 	if err != nil {
 		return nil, repo.ZeroHash, false, err
 	}
@@ -150,7 +151,7 @@ func review(st *repo.Store, kr *repo.Repo, id, state string, o ReviewOptions) (*
 			return nil, repo.ZeroHash, false, err
 		}
 	}
-	return e, p.Commit(), p.Changed(), nil
+	return e, p.Commit(), p.Changed(), finishMerge(kr, mh, p)
 }
 
 // memoryHeading names the MEMORY.md section an entry goes to, for messages.

@@ -147,7 +147,7 @@ func (s *Service) Push(o Options) (*PushReport, error) {
 			for _, m := range moves {
 				_ = t.SetRef(m.ref, m.old)
 			}
-			return nil, err
+			return nil, networkError(o.Remote, url, err)
 		}
 	}
 	for _, m := range moves {

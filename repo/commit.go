@@ -53,7 +53,7 @@ func (r *Repo) commit(req CommitRequest, maybePack bool) (Hash, bool, error) {
 		return p.Commit(), false, nil
 	}
 	if maybePack {
-		_ = r.maybePack()
+		_ = r.maybePack(p.Commit())
 	}
 	return p.Commit(), true, nil
 }
@@ -63,21 +63,28 @@ func (r *Repo) commit(req CommitRequest, maybePack bool) (Hash, bool, error) {
 // Two repositories updated together (a session and the knowledge repository) prepare both,
 // then apply both, undoing the first if the second fails.
 type Prepared struct {
-	r       *Repo
 	head    Hash
 	commit  Hash
 	tree    Hash
-	files   map[string][]byte
-	entries []treeEntry
+	files   map[string]Hash // the new tree: name -> blob
 	oldTree map[string]Hash
 	message string
-	work    WorkTreeUpdate
-	undo    func()
 	applied bool
+	// to is the repository the commit goes to: a *Repo, or a Memory in tests.
+	to preparedTarget
+	// work and undoWork are what Apply does to a *Repo's work tree, and how it is undone.
+	work     WorkTreeUpdate
+	undoWork func()
 	// Repaired are the files Apply brought back to the tree's bytes although the commit
 	// did not change them (CommitRequest.Touch); Kept are files that hold, after the tree's
 	// bytes, what an agent appended meanwhile (CommitRequest.Appendable).
 	Repaired, Kept []string
+}
+
+// preparedTarget applies and undoes prepared commits.
+type preparedTarget interface {
+	apply(p *Prepared) error
+	undo(p *Prepared) error
 }
 
 // Commit is the prepared commit's hash (HEAD's when nothing changed).
@@ -90,6 +97,76 @@ func (p *Prepared) Commit() Hash {
 
 // Changed is false when the files equal HEAD's: there is nothing to apply.
 func (p *Prepared) Changed() bool { return p != nil && p.commit != p.head }
+
+// Apply makes the prepared commit the new HEAD (see (*Repo).applyPrepared).
+func (p *Prepared) Apply() error {
+	if p == nil || p.applied {
+		return nil
+	}
+	return p.to.apply(p)
+}
+
+// Undo takes an applied commit back: main returns to the previous HEAD (only if it still
+// points to this commit), and the work tree and index to their previous state. The commit
+// object stays, unreferenced, as git would leave it.
+func (p *Prepared) Undo() error {
+	if p == nil || !p.applied {
+		return nil
+	}
+	return p.to.undo(p)
+}
+
+// prepare hashes req's files and tree and, unless they equal HEAD's, writes the blobs that
+// HEAD lacks, the tree and the commit through w. head is HEAD (ZeroHash before the first
+// commit), oldTree its files.
+func prepare(w objectStore, req CommitRequest, head Hash, oldTree map[string]Hash, headTree Hash, author Signature, now func() time.Time) (*Prepared, error) {
+	parents := req.Parents
+	if parents == nil && head != ZeroHash {
+		parents = []Hash{head}
+	}
+	blobs := make(map[string]*plumbing.MemoryObject, len(req.Files))
+	files := make(map[string]Hash, len(req.Files))
+	for name, data := range req.Files {
+		blobs[name] = blobObject(data)
+		files[name] = blobs[name].Hash()
+	}
+	tree, err := treeObject(files)
+	if err != nil {
+		return nil, err
+	}
+	p := &Prepared{head: head, commit: head, files: files, tree: tree.Hash(), oldTree: oldTree}
+	if head != ZeroHash && headTree == p.tree && !req.Force && len(parents) == 1 && parents[0] == head {
+		return p, nil
+	}
+	for name, o := range blobs {
+		if h, ok := oldTree[name]; ok && h == files[name] {
+			continue // unchanged: HEAD's blob, maybe packed, is this one
+		}
+		if _, err := w.put(o); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := w.put(tree); err != nil {
+		return nil, err
+	}
+	when := req.When
+	if when.IsZero() {
+		when = now()
+	}
+	p.message = req.Message
+	if p.message == "" {
+		p.message = "checkpoint(" + req.Trigger + ")\n"
+	}
+	sig := signature(author, when)
+	c, err := commitObject(p.tree, parents, sig, sig, p.message)
+	if err != nil {
+		return nil, err
+	}
+	if p.commit, err = w.put(c); err != nil {
+		return nil, err
+	}
+	return p, w.sync()
+}
 
 // Prepare writes the objects of req's commit (durably) without moving any ref or touching
 // the work tree. The caller holds the repository's exclusive lock until Apply.
@@ -114,65 +191,30 @@ func (r *Repo) Prepare(req CommitRequest) (*Prepared, error) {
 			return nil, hint.New(fmt.Errorf("%s: %w: %s is not a commit this repository holds; nothing committed", r.ID, ErrMissingParent, p), "ckpt doctor -s %s checks the repository", r.ID)
 		}
 	}
-	entries := make([]treeEntry, 0, len(req.Files))
-	for name, data := range req.Files {
-		entries = append(entries, treeEntry{name: name, hash: objectHash(plumbing.BlobObject, data)})
-	}
-	treeData := encodeTree(entries)
-	treeHash := objectHash(plumbing.TreeObject, treeData)
-	p := &Prepared{r: r, head: head, commit: head, files: req.Files, entries: entries, tree: treeHash,
-		work: WorkTreeUpdate{Files: req.Files, Disk: req.Disk, Touch: req.Touch, Appendable: req.Appendable}}
+	var ht Hash
+	var oldTree map[string]Hash
 	if head != ZeroHash {
-		ht, files, err := r.headTree(head)
-		if err != nil {
-			return nil, err
-		}
-		p.oldTree, p.work.Old = files, files
-		if ht == treeHash && !req.Force && len(parents) == 1 && parents[0] == head {
-			return p, nil
-		}
-	}
-	ow := newObjectWriter(r.GitDir, st.Opts.Fsync)
-	for _, e := range entries {
-		if p.oldTree[e.name] == e.hash {
-			continue // unchanged: HEAD's blob, maybe packed, is this one
-		}
-		if _, err := ow.write(plumbing.BlobObject, req.Files[e.name]); err != nil {
+		if ht, oldTree, err = r.headTree(head); err != nil {
 			return nil, err
 		}
 	}
-	if _, err := ow.write(plumbing.TreeObject, treeData); err != nil {
+	p, err := prepare(r.objects(), req, head, oldTree, ht, st.Opts.Author, st.Opts.Now)
+	if err != nil {
 		return nil, err
 	}
-	when := req.When
-	if when.IsZero() {
-		when = st.Opts.Now()
-	}
-	msg := req.Message
-	if msg == "" {
-		msg = "checkpoint(" + req.Trigger + ")\n"
-	}
-	p.message = msg
-	if p.commit, err = ow.write(plumbing.CommitObject, encodeCommit(treeHash, parents, st.Opts.Author, when, msg)); err != nil {
-		return nil, err
-	}
-	if err := ow.flush(); err != nil {
-		return nil, err
-	}
+	p.to = r
+	p.work = WorkTreeUpdate{Files: req.Files, Old: oldTree, Disk: req.Disk, Touch: req.Touch, Appendable: req.Appendable, hashes: p.files}
 	return p, nil
 }
 
-// Apply makes the prepared commit the new HEAD: the work tree first (a crash after it leaves
+// apply makes a prepared commit the new HEAD: the work tree first (a crash after it leaves
 // the new bytes on disk, which the next `ckpt commit` records, rather than a HEAD that the
 // disk contradicts), then the ref (compare-and-swap against the HEAD seen by Prepare), then
 // the index. Only the files the commit changes (and those named in Touch) are written, each
 // only while it holds the bytes the caller read (Disk). A commit with nothing to commit
 // still repairs the Touch files.
-func (p *Prepared) Apply() error {
-	if p == nil || p.applied {
-		return nil
-	}
-	r, st := p.r, p.r.store
+func (r *Repo) apply(p *Prepared) error {
+	st := r.store
 	w, err := r.applyWorkTree(p.work)
 	if err != nil {
 		return err
@@ -180,21 +222,36 @@ func (p *Prepared) Apply() error {
 	p.Kept = w.kept
 	if !p.Changed() {
 		p.Repaired = w.written
+		// A process killed between moving main and writing the index left an index of the
+		// tree before: nothing to commit now, but `git status` must agree.
+		if len(w.written) > 0 || !r.indexHolds(p.files) {
+			_ = st.writeIndex(r.GitDir, r.WorkDir, p.files, p.onDisk(w))
+		}
 		return nil
 	}
 	if err := st.updateRef(r.GitDir, refUpdate{name: MainRef, old: p.head, new: p.commit, msg: "commit: " + p.message}, st.Opts.Author); err != nil {
 		w.undo()
 		return err
 	}
-	p.undo, p.applied = w.undo, true
-	files := make(map[string]Hash, len(p.entries))
-	for _, e := range p.entries {
-		files[e.name] = e.hash
-	}
-	r.known = knownHead{commit: p.commit, tree: p.tree, files: files}
+	p.undoWork, p.applied = w.undo, true
+	r.known = knownHead{commit: p.commit, tree: p.tree, files: p.files}
 	// The commit is durable from here on; the index is bookkeeping a later commit redoes.
-	_ = st.writeIndex(r.GitDir, r.WorkDir, p.entries, p.onDisk(w))
+	_ = st.writeIndex(r.GitDir, r.WorkDir, p.files, p.onDisk(w))
 	return nil
+}
+
+// indexHolds reports whether the index names exactly these files with these blobs.
+func (r *Repo) indexHolds(files map[string]Hash) bool {
+	idx, err := r.readIndex()
+	if err != nil || idx == nil || len(idx.Entries) != len(files) {
+		return false
+	}
+	for _, e := range idx.Entries {
+		if h, ok := files[e.Name]; !ok || h != e.Hash {
+			return false
+		}
+	}
+	return true
 }
 
 // onDisk says which entries the work tree holds exactly: the index records stat data only
@@ -208,7 +265,7 @@ func (p *Prepared) onDisk(w *workTreeWrite) func(name string, h Hash) bool {
 			return true // nothing written, nothing read: as before, trust the stat data
 		}
 		b, ok := p.work.Disk[name]
-		return ok && objectHash(plumbing.BlobObject, b) == h
+		return ok && BlobHash(b) == h
 	}
 }
 
@@ -232,14 +289,9 @@ func (r *Repo) headTree(head Hash) (Hash, map[string]Hash, error) {
 	return ht, files, err
 }
 
-// Undo takes an applied commit back: main returns to the previous HEAD (only if it still
-// points to this commit), and the work tree and index to their previous state. The commit
-// object stays, unreferenced, as git would leave it.
-func (p *Prepared) Undo() error {
-	if !p.applied {
-		return nil
-	}
-	r, st := p.r, p.r.store
+// undo takes an applied commit back (see Prepared.Undo).
+func (r *Repo) undo(p *Prepared) error {
+	st := r.store
 	var err error
 	if p.head == ZeroHash {
 		err = st.deleteRef(r.GitDir, MainRef, p.commit)
@@ -249,14 +301,10 @@ func (p *Prepared) Undo() error {
 	if err != nil {
 		return err
 	}
-	p.undo()
+	p.undoWork()
 	p.applied = false
 	if p.head != ZeroHash {
-		old := make([]treeEntry, 0, len(p.oldTree))
-		for name, h := range p.oldTree {
-			old = append(old, treeEntry{name, h})
-		}
-		_ = st.writeIndex(r.GitDir, r.WorkDir, old, nil)
+		_ = st.writeIndex(r.GitDir, r.WorkDir, p.oldTree, nil)
 	}
 	return nil
 }
@@ -273,48 +321,26 @@ func (r *Repo) Reject(files map[string][]byte, message string) (string, Hash, er
 	if err != nil {
 		return "", ZeroHash, err
 	}
-	entries := make([]treeEntry, 0, len(files))
-	for name, data := range files {
-		entries = append(entries, treeEntry{name, objectHash(plumbing.BlobObject, data)})
+	last, err := r.Rejected()
+	if err != nil {
+		return "", ZeroHash, err
 	}
-	treeData := encodeTree(entries)
-	// The same bytes rejected again (a hook committing a broken file every minute) are
-	// the newest rejected write already: no new ref.
-	if last, err := r.Rejected(); err == nil && len(last) > 0 {
-		if t, err := r.reader().commitTree(last[0].Hash); err == nil && t == objectHash(plumbing.TreeObject, treeData) {
-			return last[0].Name, last[0].Hash, nil
+	var lastTree Hash
+	if len(last) > 0 {
+		if t, err := r.reader().commitTree(last[0].Hash); err == nil {
+			lastTree = t
 		}
 	}
-	ow := newObjectWriter(r.GitDir, st.Opts.Fsync)
-	for _, e := range entries {
-		if _, err := ow.write(plumbing.BlobObject, files[e.name]); err != nil {
-			return "", ZeroHash, err
-		}
-	}
-	treeHash, err := ow.write(plumbing.TreeObject, treeData)
+	c, again, err := reject(r.objects(), files, message, head, lastTree, st.Opts.Author, st.Opts.Now())
 	if err != nil {
 		return "", ZeroHash, err
 	}
-	var parents []Hash
-	if head != ZeroHash {
-		parents = []Hash{head}
-	}
-	c, err := ow.write(plumbing.CommitObject, encodeCommit(treeHash, parents, st.Opts.Author, st.Opts.Now(), message))
-	if err != nil {
-		return "", ZeroHash, err
-	}
-	if err := ow.flush(); err != nil {
-		return "", ZeroHash, err
-	}
-	refs, err := listRefs(r.GitDir, RejectedPrefix)
-	if err != nil {
-		return "", ZeroHash, err
+	if again {
+		return last[0].Name, last[0].Hash, nil
 	}
 	n := 0
-	for name := range refs {
-		if k, err := strconv.Atoi(strings.TrimPrefix(name, RejectedPrefix)); err == nil && k > n {
-			n = k
-		}
+	if len(last) > 0 {
+		n = last[0].N
 	}
 	for {
 		n++
@@ -328,6 +354,45 @@ func (r *Repo) Reject(files map[string][]byte, message string) (string, Hash, er
 		}
 		return name, c, nil
 	}
+}
+
+// reject writes the commit of a rejected write: files on top of head. again is true, and
+// nothing is written, when its tree is lastTree, that of the newest rejected write: the
+// same bytes rejected again (a hook committing a broken file every minute) get no new ref.
+func reject(w objectStore, files map[string][]byte, message string, head, lastTree Hash, author Signature, when time.Time) (Hash, bool, error) {
+	blobs := make(map[string]Hash, len(files))
+	objs := make([]*plumbing.MemoryObject, 0, len(files))
+	for name, data := range files {
+		o := blobObject(data)
+		blobs[name] = o.Hash()
+		objs = append(objs, o)
+	}
+	tree, err := treeObject(blobs)
+	if err != nil {
+		return ZeroHash, false, err
+	}
+	if lastTree != ZeroHash && tree.Hash() == lastTree {
+		return ZeroHash, true, nil
+	}
+	for _, o := range append(objs, tree) {
+		if _, err := w.put(o); err != nil {
+			return ZeroHash, false, err
+		}
+	}
+	var parents []Hash
+	if head != ZeroHash {
+		parents = []Hash{head}
+	}
+	sig := signature(author, when)
+	c, err := commitObject(tree.Hash(), parents, sig, sig, message)
+	if err != nil {
+		return ZeroHash, false, err
+	}
+	h, err := w.put(c)
+	if err == nil {
+		err = w.sync()
+	}
+	return h, false, err
 }
 
 // Rejected lists the rejected writes, newest (highest n) first.

@@ -50,7 +50,7 @@ const doctorDir = "ckpt-doctor"
 
 // Doctor checks a repository and repairs what it can without losing anything:
 //   - stale `.lock` files left by a killed process are removed;
-//   - a pack without its index (which stops every read) is indexed;
+//   - a pack without its index (whose objects nothing can read) is indexed;
 //   - HEAD must be the symbolic ref to main; a missing or garbled HEAD is rewritten;
 //   - main must name a commit whose history is complete; a missing, zero or garbled main
 //     is restored from the newest reflog entry (main's, then HEAD's) whose commit is
@@ -210,7 +210,7 @@ func (r *Repo) doctorPacks(act doctorAct) error {
 			continue
 		}
 		p := filepath.Join(dir, e.Name())
-		f := Finding{Check: "pack", Problem: r.rel(p) + " has no index, which stops every read", Action: "index it"}
+		f := Finding{Check: "pack", Problem: r.rel(p) + " has no index: its objects cannot be read", Action: "index it"}
 		err := act(f, func() (string, error) {
 			pf, err := os.Open(p)
 			if err != nil {

@@ -37,7 +37,7 @@ func TestDoctor(t *testing.T) {
 		}, "refs/heads/main is missing", true, 2},
 		{"main zeroed, newest commit's blob gone: an older entry", func(t *testing.T, r *Repo, hs []Hash) {
 			_ = os.WriteFile(filepath.Join(r.GitDir, "refs", "heads", "main"), []byte(ZeroHash.String()+"\n"), 0o644)
-			_ = os.Remove(r.loosePath(objectHash(plumbing.BlobObject, []byte("2\n"))))
+			_ = os.Remove(r.loosePath(BlobHash([]byte("2\n"))))
 		}, "refs/heads/main holds the zero hash", true, 1},
 		{"no reflog at all", func(t *testing.T, r *Repo, hs []Hash) {
 			_ = os.Remove(filepath.Join(r.GitDir, "refs", "heads", "main"))
@@ -62,7 +62,7 @@ func TestDoctor(t *testing.T) {
 			_ = os.Chtimes(strings.TrimSuffix(idx[0], ".idx")+".pack", old, old)
 		}, "has no index", true, 2},
 		{"main's history lacks a blob", func(t *testing.T, r *Repo, hs []Hash) {
-			_ = os.Remove(r.loosePath(objectHash(plumbing.BlobObject, []byte("1\n"))))
+			_ = os.Remove(r.loosePath(BlobHash([]byte("1\n"))))
 		}, "history lacks 1 object(s)", false, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

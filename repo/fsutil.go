@@ -3,9 +3,12 @@ package repo
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 )
 
@@ -23,13 +26,24 @@ const (
 // never a mix, and a crash leaves one or the other. A new file gets perm less the umask; a
 // file replaced keeps its mode.
 func WriteFileAtomic(path string, data []byte, perm fs.FileMode, sync bool) error {
-	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
-		perm = fi.Mode().Perm()
+	fi, err := os.Stat(path)
+	if err != nil {
+		fi = nil
+	}
+	return replaceFile(path, fi, data, perm, sync)
+}
+
+// replaceFile is WriteFileAtomic for a caller that has stat'ed path already: old is what
+// it found (nil: nothing).
+func replaceFile(path string, old fs.FileInfo, data []byte, perm fs.FileMode, sync bool) error {
+	exact := false // perm is the replaced file's mode, which the umask must not change
+	if old != nil && old.Mode().IsRegular() {
+		perm, exact = old.Mode().Perm(), true
 	} else {
 		perm &^= umask()
 	}
 	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	tmp, err := createTemp(dir, "."+filepath.Base(path)+".tmp-", perm)
 	if err != nil {
 		return err
 	}
@@ -44,8 +58,10 @@ func WriteFileAtomic(path string, data []byte, perm fs.FileMode, sync bool) erro
 	if _, err := tmp.Write(data); err != nil {
 		return err
 	}
-	if err := tmp.Chmod(perm); err != nil {
-		return err
+	if exact && perm&umask() != 0 {
+		if err := tmp.Chmod(perm); err != nil {
+			return err
+		}
 	}
 	if sync {
 		if err := tmp.Sync(); err != nil {
@@ -55,7 +71,7 @@ func WriteFileAtomic(path string, data []byte, perm fs.FileMode, sync bool) erro
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	if err := os.Rename(name, path); err != nil {
+	if err := rename(name, path); err != nil {
 		return err
 	}
 	ok = true
@@ -89,7 +105,7 @@ const staleLockAge = 2 * time.Second
 func createLockFile(path string, deadline time.Time) (*os.File, error) {
 	delay := time.Millisecond
 	for {
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, FilePerm)
+		f, err := openFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, FilePerm)
 		if err == nil {
 			return f, nil
 		}
@@ -128,7 +144,7 @@ func commitLockFile(f *os.File, target string, data []byte, sync bool) error {
 		_ = os.Remove(lock)
 		return err
 	}
-	if err := os.Rename(lock, target); err != nil {
+	if err := rename(lock, target); err != nil {
 		_ = os.Remove(lock)
 		return err
 	}
@@ -136,4 +152,55 @@ func commitLockFile(f *os.File, target string, data []byte, sync bool) error {
 		return syncDir(filepath.Dir(target))
 	}
 	return nil
+}
+
+// readFile is os.ReadFile through openFile.
+func readFile(name string) ([]byte, error) {
+	f, err := openFile(name, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readAll(f)
+}
+
+// readAll reads an open file to its end, into a buffer of the size it has (as os.ReadFile
+// does), not one grown read after read.
+func readAll(f *os.File) ([]byte, error) {
+	fi, _ := f.Stat()
+	return readAllSized(f, fi)
+}
+
+// readAllSized is readAll for a file whose fs.FileInfo the caller has (nil: not known).
+func readAllSized(f *os.File, fi fs.FileInfo) ([]byte, error) {
+	size := 512
+	if fi != nil && fi.Size() > 0 && fi.Size() < 1<<30 {
+		size = int(fi.Size()) + 1 // one more byte, to see the end in one read
+	}
+	b := make([]byte, 0, size)
+	for {
+		n, err := f.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+	}
+}
+
+// createTemp creates a new file in dir named prefix and a random number, with perm (less
+// the umask), as os.CreateTemp does through openFile.
+func createTemp(dir, prefix string, perm fs.FileMode) (*os.File, error) {
+	for range 100 {
+		f, err := openFile(filepath.Join(dir, prefix+strconv.FormatUint(rand.Uint64(), 36)), os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+	}
+	return nil, fmt.Errorf("temporary file in %s: too many collisions", dir)
 }

@@ -23,7 +23,7 @@ var fuzzModes = []string{"100644", "100755", "120000", "160000", "40000", "10066
 // byte and that many entries of its own. Blobs hold their name, a symlink's blob a path out.
 type fuzzTree struct {
 	data   []byte
-	ow     *objectWriter
+	ow     *rawWriter
 	sorted bool
 	blobs  map[Hash][]byte
 }
@@ -125,13 +125,10 @@ func FuzzCheckout(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d := &fuzzTree{data: data[1:], ow: newObjectWriter(r.GitDir, false), sorted: data[0]&1 == 1, blobs: map[Hash][]byte{}}
+		d := &fuzzTree{data: data[1:], ow: newRawWriter(r), sorted: data[0]&1 == 1, blobs: map[Hash][]byte{}}
 		tree := d.tree(t, 0, -1)
-		c, err := d.ow.write(plumbing.CommitObject, encodeCommit(tree, []Hash{head}, st.Opts.Author, st.Opts.Now(), "fuzz\n"))
+		c, err := d.ow.write(plumbing.CommitObject, testCommit(t, tree, []Hash{head}, st.Opts.Author, st.Opts.Now(), "fuzz\n"))
 		if err != nil {
-			t.Fatal(err)
-		}
-		if err := d.ow.flush(); err != nil {
 			t.Fatal(err)
 		}
 		r.Reset()

@@ -38,7 +38,7 @@ type Recommit struct {
 // nothing is deleted (Repack does that). It returns main before and after. The caller holds
 // the exclusive lock.
 func (r *Repo) RewriteMain(reason string, plan func(chain []CommitInfo) (start int, commits []Recommit, err error)) (before, after Hash, err error) {
-	// A pack a killed git left without index stops every read; index it first.
+	// A pack a killed writer left without index hides its objects; index it first.
 	_, _ = r.indexOrphanPacks()
 	head, err := r.Head()
 	if err != nil || head == ZeroHash {
@@ -57,7 +57,7 @@ func (r *Repo) RewriteMain(reason string, plan func(chain []CommitInfo) (start i
 		return head, head, fmt.Errorf("rewrite %s: start %d beyond %d commits", r.GitDir, start, len(chain))
 	}
 	g := r.reader()
-	ow := newObjectWriter(r.GitDir, r.store.Opts.Fsync)
+	w := r.objects()
 	parent := ZeroHash
 	if start > 0 {
 		parent = chain[start-1].Hash
@@ -79,13 +79,17 @@ func (r *Repo) RewriteMain(reason string, plan func(chain []CommitInfo) (start i
 		if len(parents) == 0 {
 			parents = nil
 		}
-		h, err := ow.write(plumbing.CommitObject, encodeCommitSigs(c.TreeHash, parents, c.Author, c.Committer, rc.Message))
+		o, err := commitObject(c.TreeHash, parents, c.Author, c.Committer, rc.Message)
+		if err != nil {
+			return head, head, err
+		}
+		h, err := w.put(o)
 		if err != nil {
 			return head, head, err
 		}
 		parent = h
 	}
-	if err := ow.flush(); err != nil {
+	if err := w.sync(); err != nil {
 		return head, head, err
 	}
 	if err := r.store.updateRef(r.GitDir, refUpdate{name: MainRef, old: head, new: parent, msg: reason}, r.store.Opts.Author); err != nil {
@@ -93,22 +97,6 @@ func (r *Repo) RewriteMain(reason string, plan func(chain []CommitInfo) (start i
 	}
 	r.Reset()
 	return head, parent, nil
-}
-
-// encodeCommitSigs encodes a commit keeping its original author and committer.
-func encodeCommitSigs(tree Hash, parents []Hash, author, committer object.Signature, message string) []byte {
-	var b bytes.Buffer
-	b.WriteString("tree " + tree.String() + "\n")
-	for _, p := range parents {
-		b.WriteString("parent " + p.String() + "\n")
-	}
-	b.WriteString("author " + formatSignature(Signature{author.Name, author.Email}, author.When) + "\n")
-	b.WriteString("committer " + formatSignature(Signature{committer.Name, committer.Email}, committer.When) + "\n\n")
-	b.WriteString(message)
-	if !strings.HasSuffix(message, "\n") {
-		b.WriteByte('\n')
-	}
-	return b.Bytes()
 }
 
 // DefaultPruneAge is how long gc keeps an unreachable object: git prune's default.
@@ -145,9 +133,12 @@ func (r *Repo) Repack(pruneBefore time.Time) (RepackReport, error) {
 	if pruneBefore.IsZero() {
 		pruneBefore = time.Now().Add(-DefaultPruneAge)
 	}
-	// Without a valid main the roots are unknown: prune nothing.
-	if _, err := r.readMain(); err != nil {
-		return rep, err
+	// Without a valid main the roots are unknown: prune nothing. A mirror (the transport
+	// repository) has no main of its own; its refs are its roots.
+	if r.WorkDir != "" {
+		if _, err := r.readMain(); err != nil {
+			return rep, err
+		}
 	}
 	if _, err := r.indexOrphanPacks(); err != nil {
 		return rep, err
@@ -202,7 +193,7 @@ func (r *Repo) Repack(pruneBefore time.Time) (RepackReport, error) {
 			objs = append(objs, h)
 		}
 		sort.Slice(objs, func(i, j int) bool { return bytes.Compare(objs[i][:], objs[j][:]) < 0 })
-		if target, err = r.writePack(objs); err != nil {
+		if target, err = r.writePack(r.reader().storage, objs); err != nil {
 			return rep, err
 		}
 		r.Reset()

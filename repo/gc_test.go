@@ -16,7 +16,7 @@ import (
 // looseObject writes an object that nothing names and dates its file age ago.
 func looseObject(t *testing.T, r *Repo, content string, age time.Duration) Hash {
 	t.Helper()
-	ow := newObjectWriter(r.GitDir, false)
+	ow := newRawWriter(r)
 	h, err := ow.write(plumbing.BlobObject, []byte(content))
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +67,7 @@ func TestRepackRootsAndGrace(t *testing.T) {
 		}, 0, true, 0, 0},
 		{"blob only the index names", func(t *testing.T, r *Repo, hs []Hash) Hash {
 			h := looseObject(t, r, "staged\n", 0)
-			if err := r.store.writeIndex(r.GitDir, r.WorkDir, []treeEntry{{"checkpoint.md", objectHash(plumbing.BlobObject, []byte("2\n"))}, {"notes.md", h}}, nil); err != nil {
+			if err := r.store.writeIndex(r.GitDir, r.WorkDir, map[string]Hash{"checkpoint.md": BlobHash([]byte("2\n")), "notes.md": h}, nil); err != nil {
 				t.Fatal(err)
 			}
 			return h
@@ -160,26 +160,56 @@ func TestRepackPacksOnce(t *testing.T) {
 	gittest.Fsck(t, r.Dir)
 }
 
-// TestWritePackOrder: the index is never in place without its pack, and a torn index left
-// by an earlier writer is replaced, not trusted.
+// TestWritePackOrder: a new pack goes into place before its index, as git does it; while
+// its index is missing ckpt's readers (go-git, which lists packs by their .pack file) go on
+// reading as if it were not there, and a torn index left by an earlier writer is replaced,
+// not trusted.
 func TestWritePackOrder(t *testing.T) {
 	r, hs := threeCommits(t)
-	name, err := r.writePack([]Hash{hs[0]})
+	if err := r.Pack(); err != nil { // main's history is now in a pack only
+		t.Fatal(err)
+	}
+	blob := looseObject(t, r, "to pack\n", 0)
+	between := 0
+	afterPackRename = func(pack string) {
+		between++
+		if _, err := os.Stat(pack); err != nil {
+			t.Errorf("pack not in place before its index: %v", err)
+		}
+		if _, err := os.Stat(strings.TrimSuffix(pack, ".pack") + ".idx"); err == nil {
+			t.Errorf("index in place before its pack was renamed")
+		}
+		fresh, err := r.store.Open("g")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range hs {
+			if _, err := fresh.Files(h); err != nil {
+				t.Errorf("a reader fails while the new pack has no index: %v", err)
+			}
+		}
+	}
+	defer func() { afterPackRename = nil }()
+	name, err := r.writePack(r.reader().storage, []Hash{blob})
 	if err != nil {
 		t.Fatal(err)
+	}
+	afterPackRename = nil
+	if between != 1 {
+		t.Fatalf("the hook ran %d times", between)
 	}
 	base := filepath.Join(r.GitDir, "objects", "pack", name)
 	good, err := os.ReadFile(base + ".idx")
 	if err != nil {
 		t.Fatal(err)
 	}
-	// go-git's own pack writer writes the index in place before the pack: a kill leaves
-	// it torn. Writing the same pack again must not keep it.
+	// A writer killed while it wrote the index in place (go-git's own pack writer does
+	// that) leaves it torn. Writing the same pack again must not keep it.
 	_ = os.Chmod(base+".idx", 0o644)
 	if err := os.WriteFile(base+".idx", good[:len(good)/2], 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.writePack([]Hash{hs[0]}); err != nil {
+	if _, err := r.writePack(r.reader().storage, []Hash{blob}); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := os.ReadFile(base + ".idx"); string(got) != string(good) {
@@ -231,8 +261,8 @@ func TestRewriteMain(t *testing.T) {
 	}
 }
 
-// TestRepackIndexesOrphanPack: a pack whose index is missing (git killed between its two
-// renames) stops every read through go-git; gc writes the index and goes on.
+// TestRepackIndexesOrphanPack: a pack whose index is missing (a writer killed between its
+// two renames) hides its objects from every reader; gc writes the index and goes on.
 func TestRepackIndexesOrphanPack(t *testing.T) {
 	r, hs := threeCommits(t)
 	if err := r.Pack(); err != nil {
@@ -250,7 +280,7 @@ func TestRepackIndexesOrphanPack(t *testing.T) {
 	_ = os.Chtimes(pack, old, old)
 	r.Reset()
 	if _, err := r.Files(hs[0]); err == nil {
-		t.Fatalf("go-git read a repository with a pack without index: the test proves nothing")
+		t.Fatalf("go-git read an object of a pack without index: the test proves nothing")
 	}
 	if _, err := r.Repack(time.Time{}); err != nil {
 		t.Fatal(err)

@@ -14,20 +14,23 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-git/go-billy/v5/osfs"
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/ckpt-dev/ckpt/internal/trailer"
 )
 
-// gitReader reads objects through go-git's storage.
+// gitReader reads history with go-git: from its filesystem storage over a gitFS
+// (fsyncfs.go) for a *Repo, from its memory storage for a Memory. objectStore writes through
+// the same storage.
 type gitReader struct {
-	gitDir  string
-	storage *filesystem.Storage
+	gitDir  string // "" in memory: no loose object files to read directly
+	storage storage.Storer
+	fs      *gitFS // nil in memory
 	repo    *git.Repository
 }
 
@@ -37,17 +40,26 @@ func (r *Repo) reader() *gitReader {
 		if r.keepPacksOpen {
 			opts.MaxOpenDescriptors = 16
 		}
-		s := filesystem.NewStorageWithOptions(osfs.New(r.GitDir), cache.NewObjectLRU(4<<20), opts)
+		fsys := newGitFS(r.GitDir, r.store.Opts.Fsync)
+		s := filesystem.NewStorageWithOptions(fsys, cache.NewObjectLRU(4<<20), opts)
 		repo, _ := git.Open(s, nil) // only fails without a HEAD, which Init writes first
-		r.git = &gitReader{gitDir: r.GitDir, storage: s, repo: repo}
+		r.git = &gitReader{gitDir: r.GitDir, storage: s, fs: fsys, repo: repo}
 	}
 	return r.git
 }
 
+// gitStorage is the storage of the open reader, nil when none is open.
+func (r *Repo) gitStorage() storage.Storer {
+	if r.git == nil {
+		return nil
+	}
+	return r.git.storage
+}
+
 // Reset drops cached readers, after the repository changed on disk behind our back.
 func (r *Repo) Reset() {
-	if r.git != nil && r.keepPacksOpen {
-		_ = r.git.storage.Close()
+	if c, ok := r.gitStorage().(io.Closer); ok && r.keepPacksOpen {
+		_ = c.Close()
 	}
 	r.git = nil
 }
@@ -86,8 +98,10 @@ func (g *gitReader) treeFiles(h Hash) (map[string]Hash, error) {
 }
 
 func (g *gitReader) blob(h Hash) ([]byte, error) {
-	if b, ok := g.looseBlob(h); ok {
-		return b, nil
+	if g.gitDir != "" {
+		if b, ok := g.looseBlob(h); ok {
+			return b, nil
+		}
 	}
 	b, err := object.GetBlob(g.storage, h)
 	if err != nil {
@@ -106,7 +120,7 @@ func (g *gitReader) blob(h Hash) ([]byte, error) {
 // is most of the cost. ok is false when the object is not loose (or not a blob).
 func (g *gitReader) looseBlob(h Hash) ([]byte, bool) {
 	s := h.String()
-	f, err := os.Open(filepath.Join(g.gitDir, "objects", s[:2], s[2:]))
+	f, err := openFile(filepath.Join(g.gitDir, "objects", s[:2], s[2:]), os.O_RDONLY, 0)
 	if err != nil {
 		return nil, false
 	}
@@ -170,8 +184,9 @@ func (r *Repo) CommitInfo(h Hash) (CommitInfo, error) {
 
 // Log walks first parents from start, newest first, calling fn until it returns false. Only
 // the commits visited are read, so the cost does not grow with the length of history.
-func (r *Repo) Log(start Hash, fn func(CommitInfo) bool) error {
-	g := r.reader()
+func (r *Repo) Log(start Hash, fn func(CommitInfo) bool) error { return r.reader().log(start, fn) }
+
+func (g *gitReader) log(start Hash, fn func(CommitInfo) bool) error {
 	for h := start; h != ZeroHash; {
 		c, err := g.commit(h)
 		if err != nil {
@@ -196,15 +211,20 @@ var (
 // Resolve turns a revision into a commit: a full or abbreviated hash, HEAD, HEAD~N, HEAD^,
 // main, or rejected/N (a rejected write). An unknown revision is ErrBadRevision.
 func (r *Repo) Resolve(rev string) (Hash, error) {
+	return r.reader().resolve(rev, r.Head, r.Ref)
+}
+
+// resolve turns rev into a commit (see Resolve); head reads main, ref any ref.
+func (g *gitReader) resolve(rev string, head func() (Hash, error), ref func(string) (Hash, error)) (Hash, error) {
 	if rev == "" || rev == "HEAD" || rev == "main" {
-		h, err := r.Head()
+		h, err := head()
 		if err == nil && h == ZeroHash {
 			err = fmt.Errorf("HEAD: %w: no commit yet", ErrBadRevision)
 		}
 		return h, err
 	}
 	if m := rejectedRev().FindStringSubmatch(rev); m != nil {
-		h, err := readRef(r.GitDir, RejectedPrefix+m[1])
+		h, err := ref(RejectedPrefix + m[1])
 		if err == nil && h == ZeroHash {
 			err = fmt.Errorf("%s: %w", rev, ErrBadRevision)
 		}
@@ -215,16 +235,16 @@ func (r *Repo) Resolve(rev string) (Hash, error) {
 	}
 	if hexRev().MatchString(rev) && len(rev) == 40 {
 		h := plumbing.NewHash(rev)
-		if _, err := r.reader().commit(h); err != nil {
+		if _, err := g.commit(h); err != nil {
 			return ZeroHash, err
 		}
 		return h, nil
 	}
-	h, err := r.reader().repo.ResolveRevision(plumbing.Revision(rev))
+	h, err := g.repo.ResolveRevision(plumbing.Revision(rev))
 	if err != nil {
 		return ZeroHash, fmt.Errorf("%q: %w", rev, ErrBadRevision)
 	}
-	if _, err := r.reader().commit(*h); err != nil {
+	if _, err := g.commit(*h); err != nil {
 		return ZeroHash, fmt.Errorf("%q: %w: not a commit", rev, ErrBadRevision)
 	}
 	return *h, nil
@@ -232,13 +252,17 @@ func (r *Repo) Resolve(rev string) (Hash, error) {
 
 // Files returns every file of a commit's tree.
 func (r *Repo) Files(h Hash) (map[string][]byte, error) {
-	g := r.reader()
 	t, ents, err := r.headTree(h)
 	if err != nil {
 		return nil, withCommit(err, h)
 	}
 	// Usually h is HEAD, read just before a commit: remember its tree for Prepare.
 	r.known = knownHead{commit: h, tree: t, files: ents}
+	return r.reader().blobs(h, ents)
+}
+
+// blobs reads the files ents (name -> blob) of commit h.
+func (g *gitReader) blobs(h Hash, ents map[string]Hash) (map[string][]byte, error) {
 	out := make(map[string][]byte, len(ents))
 	for name, bh := range ents {
 		b, err := g.fileBlob(h, name, bh)
@@ -251,8 +275,9 @@ func (r *Repo) Files(h Hash) (map[string][]byte, error) {
 }
 
 // ReadFile returns one file of a commit, or ErrNoFile.
-func (r *Repo) ReadFile(h Hash, name string) ([]byte, error) {
-	g := r.reader()
+func (r *Repo) ReadFile(h Hash, name string) ([]byte, error) { return r.reader().readFile(h, name) }
+
+func (g *gitReader) readFile(h Hash, name string) ([]byte, error) {
 	t, err := g.commitTree(h)
 	if err != nil {
 		return nil, err

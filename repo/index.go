@@ -10,19 +10,20 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 )
 
-// writeIndex writes .git/index for a flat tree whose files are on disk in workDir, with
-// their stat data, so that `git status` sees a clean work tree without rehashing. onDisk,
-// when not nil, says which entries the disk holds exactly; the others get no stat data, so
-// git rehashes them and sees that they differ. It uses index.lock like git does.
-func (st *Store) writeIndex(gitDir, workDir string, entries []treeEntry, onDisk func(name string, h Hash) bool) error {
+// writeIndex writes .git/index with go-git's index encoder (which sorts the entries) for a
+// flat tree whose files are on disk in workDir, with their stat data, so that `git status`
+// sees a clean work tree without rehashing. onDisk, when not nil, says which entries the
+// disk holds exactly; the others get no stat data, so git rehashes them and sees that they
+// differ. It uses index.lock like git does.
+func (st *Store) writeIndex(gitDir, workDir string, files map[string]Hash, onDisk func(name string, h Hash) bool) error {
 	idx := &index.Index{Version: 2}
-	for _, e := range entries {
-		ent := &index.Entry{Hash: e.hash, Name: e.name, Mode: filemode.Regular}
-		if onDisk != nil && !onDisk(e.name, e.hash) {
+	for name, h := range files {
+		ent := &index.Entry{Hash: h, Name: name, Mode: filemode.Regular}
+		if onDisk != nil && !onDisk(name, h) {
 			idx.Entries = append(idx.Entries, ent)
 			continue
 		}
-		if fi, err := os.Lstat(filepath.Join(workDir, e.name)); err == nil {
+		if fi, err := os.Lstat(filepath.Join(workDir, name)); err == nil {
 			ent.ModifiedAt = fi.ModTime()
 			ent.Size = uint32(fi.Size())
 			if ctime, dev, ino, uid, gid, ok := statData(fi); ok {

@@ -1,173 +1,63 @@
 package repo
 
 import (
-	"bytes"
-	"compress/zlib"
-	"crypto/sha1"
-	"errors"
 	"fmt"
-	"io/fs"
-	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 )
 
-// objectWriter writes loose objects into a git directory: zlib-compressed, written to a
-// temporary file, fsynced, renamed into objects/xx/. An object that exists is not rewritten.
-type objectWriter struct {
-	gitDir  string
-	sync    bool
-	newDirs map[string]bool // fan-out directories created, whose parent needs a sync
-	dirs    map[string]bool // fan-out directories written to, which need a sync
+// Objects are encoded by go-git and stored through its storer, as git-bug's
+// repository/gogit.go does: a blob is a plumbing.MemoryObject, a tree object.Tree.Encode's,
+// a commit object.Commit.Encode's, and Storer.SetEncodedObject writes each. On disk the
+// storer is go-git's storage/filesystem over a gitFS (fsyncfs.go), which makes every loose
+// object durable before SetEncodedObject returns; in memory (Memory) it is go-git's memory
+// storage.
+
+// blobObject is data as a blob.
+func blobObject(data []byte) *plumbing.MemoryObject {
+	o := &plumbing.MemoryObject{}
+	o.SetType(plumbing.BlobObject)
+	_, _ = o.Write(data)
+	return o
 }
 
-func newObjectWriter(gitDir string, sync bool) *objectWriter {
-	return &objectWriter{gitDir: gitDir, sync: sync, newDirs: map[string]bool{}, dirs: map[string]bool{}}
+// treeObject is the flat tree of regular files named by files (name -> blob), sorted as
+// git sorts them.
+func treeObject(files map[string]Hash) (*plumbing.MemoryObject, error) {
+	t := &object.Tree{Entries: make([]object.TreeEntry, 0, len(files))}
+	for name, h := range files {
+		t.Entries = append(t.Entries, object.TreeEntry{Name: name, Mode: filemode.Regular, Hash: h})
+	}
+	sort.Sort(object.TreeEntrySorter(t.Entries))
+	o := &plumbing.MemoryObject{}
+	if err := t.Encode(o); err != nil {
+		return nil, fmt.Errorf("encode tree: %w", err)
+	}
+	return o, nil
 }
 
-func objectHash(typ plumbing.ObjectType, content []byte) Hash {
-	h := sha1.New()
-	h.Write([]byte(typ.String() + " " + strconv.Itoa(len(content)) + "\x00"))
-	h.Write(content)
-	var out Hash
-	copy(out[:], h.Sum(nil))
-	return out
-}
-
-func (w *objectWriter) path(h Hash) string {
-	s := h.String()
-	return filepath.Join(w.gitDir, "objects", s[:2], s[2:])
-}
-
-// zlibWriters are reused: a zlib writer allocates about a megabyte of compressor state,
-// which dominated the cost of a commit when each object made a new one.
-var zlibWriters = sync.Pool{New: func() any {
-	zw, _ := zlib.NewWriterLevel(nil, zlib.BestSpeed) // git's core.looseCompression default
-	return zw
-}}
-
-// write stores one object and returns its hash.
-func (w *objectWriter) write(typ plumbing.ObjectType, content []byte) (Hash, error) {
-	h := objectHash(typ, content)
-	p := w.path(h)
-	if _, err := os.Stat(p); err == nil {
-		return h, nil
-	}
-	var buf bytes.Buffer
-	buf.Grow(len(content)/2 + 64)
-	zw := zlibWriters.Get().(*zlib.Writer)
-	zw.Reset(&buf)
-	zw.Write([]byte(typ.String() + " " + strconv.Itoa(len(content)) + "\x00"))
-	zw.Write(content)
-	err := zw.Close()
-	zlibWriters.Put(zw)
-	if err != nil {
-		return h, err
-	}
-	// Created read-only, as git does, under a name of our own; the fan-out directory is
-	// made only when the create finds it missing.
-	dir := filepath.Dir(p)
-	tmpName := filepath.Join(dir, "tmp_obj_"+strconv.FormatUint(rand.Uint64(), 36))
-	f, err := os.OpenFile(tmpName, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
-	if errors.Is(err, fs.ErrNotExist) {
-		if err := os.Mkdir(dir, DirPerm); err != nil && !errors.Is(err, fs.ErrExist) {
-			return h, fmt.Errorf("write object: %w", err)
-		}
-		w.newDirs[dir] = true
-		f, err = os.OpenFile(tmpName, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
-	}
-	if err != nil {
-		return h, fmt.Errorf("write object: %w", err)
-	}
-	fail := func(err error) (Hash, error) {
-		f.Close()
-		os.Remove(tmpName)
-		return h, fmt.Errorf("write object: %w", err)
-	}
-	if _, err := f.Write(buf.Bytes()); err != nil {
-		return fail(err)
-	}
-	if w.sync {
-		if err := f.Sync(); err != nil {
-			return fail(err)
-		}
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmpName)
-		return h, fmt.Errorf("write object: %w", err)
-	}
-	if err := os.Rename(tmpName, p); err != nil {
-		os.Remove(tmpName)
-		return h, fmt.Errorf("write object: %w", err)
-	}
-	w.dirs[dir] = true
-	return h, nil
-}
-
-// flush makes the renames durable: every fan-out directory written to, and objects/ itself
-// when a fan-out directory was created.
-func (w *objectWriter) flush() error {
-	if !w.sync {
-		return nil
-	}
-	for d := range w.dirs {
-		if err := syncDir(d); err != nil {
-			return err
-		}
-	}
-	if len(w.newDirs) > 0 {
-		if err := syncDir(filepath.Join(w.gitDir, "objects")); err != nil {
-			return err
-		}
-	}
-	w.dirs, w.newDirs = map[string]bool{}, map[string]bool{}
-	return nil
-}
-
-// treeEntry is one file of a flat tree.
-type treeEntry struct {
-	name string
-	hash Hash
-}
-
-// encodeTree encodes a flat tree of regular files, sorted as git sorts them.
-func encodeTree(entries []treeEntry) []byte {
-	sort.Slice(entries, func(i, j int) bool { return entries[i].name < entries[j].name })
-	var b bytes.Buffer
-	for _, e := range entries {
-		b.WriteString("100644 ")
-		b.WriteString(e.name)
-		b.WriteByte(0)
-		b.Write(e.hash[:])
-	}
-	return b.Bytes()
-}
-
-// encodeCommit encodes a commit object.
-func encodeCommit(tree Hash, parents []Hash, author Signature, when time.Time, message string) []byte {
-	var b bytes.Buffer
-	b.WriteString("tree " + tree.String() + "\n")
-	for _, p := range parents {
-		b.WriteString("parent " + p.String() + "\n")
-	}
-	sig := formatSignature(author, when)
-	b.WriteString("author " + sig + "\n")
-	b.WriteString("committer " + sig + "\n\n")
-	b.WriteString(message)
+// commitObject encodes a commit. The message gets the final newline git gives one.
+func commitObject(tree Hash, parents []Hash, author, committer object.Signature, message string) (*plumbing.MemoryObject, error) {
 	if !strings.HasSuffix(message, "\n") {
-		b.WriteByte('\n')
+		message += "\n"
 	}
-	return b.Bytes()
+	c := &object.Commit{Author: author, Committer: committer, Message: message, TreeHash: tree, ParentHashes: parents}
+	o := &plumbing.MemoryObject{}
+	if err := c.Encode(o); err != nil {
+		return nil, fmt.Errorf("encode commit: %w", err)
+	}
+	return o, nil
 }
 
-func formatSignature(s Signature, when time.Time) string {
+// signature is who at when, with the characters that would break a commit header (<, >,
+// newline, NUL) left out of the name and email.
+func signature(who Signature, when time.Time) object.Signature {
 	clean := func(v string) string {
 		return strings.Map(func(r rune) rune {
 			if r == '<' || r == '>' || r == '\n' || r == 0 {
@@ -176,10 +66,41 @@ func formatSignature(s Signature, when time.Time) string {
 			return r
 		}, v)
 	}
-	_, off := when.Zone()
-	sign := '+'
-	if off < 0 {
-		sign, off = '-', -off
+	return object.Signature{Name: clean(who.Name), Email: clean(who.Email), When: when}
+}
+
+// objectStore writes objects into one repository's storer. An object that is there
+// already is written again (go-git then drops the copy when it finds the file in place):
+// ckpt writes only what a commit changes, so looking first would cost every write a system
+// call to spare a rare one.
+type objectStore struct {
+	s  storer.EncodedObjectStorer
+	fs *gitFS // nil in memory
+}
+
+// sync makes what put wrote durable: the directories of the loose objects (gitFS). It is
+// called before any ref or other object can name them.
+func (w objectStore) sync() error {
+	if w.fs == nil {
+		return nil
 	}
-	return fmt.Sprintf("%s <%s> %d %c%02d%02d", clean(s.Name), clean(s.Email), when.Unix(), sign, off/3600, (off%3600)/60)
+	return w.fs.syncDirs()
+}
+
+// put stores o and returns its hash.
+func (w objectStore) put(o *plumbing.MemoryObject) (Hash, error) {
+	if w.fs != nil {
+		w.fs.nextObject(o.Hash())
+	}
+	h, err := w.s.SetEncodedObject(o)
+	if err != nil {
+		return h, fmt.Errorf("write %s %s: %w", o.Type(), short(o.Hash()), err)
+	}
+	return h, nil
+}
+
+// objects is the repository's object writer.
+func (r *Repo) objects() objectStore {
+	g := r.reader()
+	return objectStore{s: g.storage, fs: g.fs}
 }

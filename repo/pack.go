@@ -16,6 +16,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 )
 
 // maxPacks is how many packs may pile up before they are merged into one.
@@ -23,19 +24,23 @@ const maxPacks = 8
 
 // MaybePack packs the loose objects when there are too many (see maybePack). A failure to
 // pack never fails the commit that triggered it; the next commit tries again.
-func (r *Repo) MaybePack() { _ = r.maybePack() }
+func (r *Repo) MaybePack() {
+	if h, err := r.Head(); err == nil {
+		_ = r.maybePack(h)
+	}
+}
 
 // maybePack packs the loose objects when there are more than PackThreshold of them. Like
 // `git gc --auto`, it estimates the count from a few fan-out directories instead of listing
-// them all, so the check costs four directory reads per commit.
-func (r *Repo) maybePack() error {
+// them all, so the check costs four directory reads per commit. head is HEAD.
+func (r *Repo) maybePack(head Hash) error {
 	t := r.store.Opts.PackThreshold
 	if t <= 0 {
 		return nil
 	}
 	// Looking costs four directory reads; once every 16 commits is often enough for a
 	// threshold of hundreds of objects.
-	if h, err := r.Head(); err == nil && h[0]%16 != 0 && t >= 64 {
+	if head[0]%16 != 0 && t >= 64 {
 		return nil
 	}
 	n := 0
@@ -50,7 +55,7 @@ func (r *Repo) maybePack() error {
 }
 
 // Pack moves every loose object into a new pack (with deltas), and merges the packs into one
-// when more than maxPacks exist. Pack and index are fsynced (see writePack) before any loose
+// when more than maxPacks exist. Pack and index are durable (see writePack) before any loose
 // object or old pack is removed; nothing unreachable is dropped. The caller holds the
 // exclusive lock.
 func (r *Repo) Pack() error {
@@ -59,7 +64,7 @@ func (r *Repo) Pack() error {
 		return err
 	}
 	if len(loose) > 0 {
-		if _, err := r.writePack(loose); err != nil {
+		if _, err := r.writePack(r.reader().storage, loose); err != nil {
 			return err
 		}
 		for _, p := range loose {
@@ -115,69 +120,85 @@ func (r *Repo) packs() ([]string, error) {
 	return out, nil
 }
 
-// writePack encodes objs into one pack with go-git's encoder, indexes it as git index-pack
-// does, and puts both in place so that a .pack file is never there without its complete
-// .idx: go-git, which ckpt reads through, lists packs by their .pack file and fails every
-// read while one lacks its index; git lists them by .idx and skips an index whose pack is
-// missing. So: the pack is written to a temporary file and fsynced; the index is written to
-// a temporary file, fsynced and renamed into place; then the pack is renamed into place and
-// the directory fsynced. A kill at any moment leaves no pack, an index alone (ignored by
-// both), or both complete. The index is always written anew, so a torn one left by another
-// writer is replaced.
-func (r *Repo) writePack(objs []Hash) (string, error) {
-	sync := r.store.Opts.Fsync
-	dir := filepath.Join(r.GitDir, "objects", "pack")
-	if err := os.MkdirAll(dir, DirPerm); err != nil {
-		return "", fmt.Errorf("pack %s: %w", r.GitDir, err)
+// packWindow is how many objects go-git's delta selection compares each object with, as
+// git's pack.window. Its chains stop at a depth of 50, as git's pack.depth.
+const packWindow = 10
+
+// afterPackRename, set only by tests, runs between the two renames of writePack: the moment
+// a new .pack is in place and its .idx is not.
+var afterPackRename func(pack string)
+
+// writePack encodes objs, read from src, into one new pack of r with go-git's packfile
+// encoder and its delta selection, indexes it with go-git's idxfile writer, and puts both in
+// place in git's order: the pack is written to a temporary file and fsynced, the index to
+// another, fsynced; then the pack is renamed into place, then the index, each rename followed
+// by an fsync of the directory. Between the two renames go-git's readers do
+// not see the pack (gitFS hides a .pack without its .idx) and git, which lists packs by
+// their .idx, does not either. A kill at any moment therefore leaves no pack, a complete
+// pack without index (indexed by the next gc or doctor, see indexOrphanPacks), or both.
+// The index is always written anew, so a torn one left by another writer is replaced. It
+// returns the pack's name, "" when objs is empty.
+func (r *Repo) writePack(src storer.EncodedObjectStorer, objs []Hash) (string, error) {
+	if len(objs) == 0 {
+		return "", nil
 	}
-	tmp, err := os.CreateTemp(dir, "tmp_pack_")
-	if err != nil {
-		return "", fmt.Errorf("pack %s: %w", r.GitDir, err)
-	}
-	defer os.Remove(tmp.Name()) // after the rename, a no-op
-	defer tmp.Close()
+	fsys := newGitFS(r.GitDir, r.store.Opts.Fsync)
+	dir := filepath.Join("objects", "pack")
 	fail := func(err error) (string, error) { return "", fmt.Errorf("pack %s: %w", r.GitDir, err) }
-	bw := bufio.NewWriterSize(tmp, 1<<16)
-	sum, err := packfile.NewEncoder(bw, r.reader().storage, false).Encode(objs, 10)
+	pack, err := fsys.TempFile(dir, "tmp_pack_")
+	if err != nil {
+		return fail(err)
+	}
+	defer fsys.Remove(pack.Name()) // after the rename, a no-op
+	bw := bufio.NewWriterSize(pack, 1<<16)
+	sum, err := packfile.NewEncoder(bw, src, false).Encode(objs, packWindow)
 	if err == nil {
 		err = bw.Flush()
 	}
+	var idx []byte
+	if err == nil {
+		idx, err = indexPack(pack)
+	}
+	if cerr := pack.Close(); err == nil {
+		err = cerr
+	}
 	if err != nil {
 		return fail(err)
 	}
-	idx, err := indexPack(tmp)
+	index, err := fsys.TempFile(dir, "tmp_idx_")
 	if err != nil {
 		return fail(err)
 	}
-	if sync {
-		if err := tmp.Sync(); err != nil {
-			return fail(err)
-		}
+	defer fsys.Remove(index.Name())
+	_, err = index.Write(idx)
+	if cerr := index.Close(); err == nil {
+		err = cerr
 	}
-	if err := tmp.Chmod(0o444); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Close(); err != nil {
+	if err != nil {
 		return fail(err)
 	}
 	name := "pack-" + sum.String()
-	base := filepath.Join(dir, name)
-	if err := WriteFileAtomic(base+".idx", idx, 0o444, sync); err != nil {
+	if err := fsys.Rename(pack.Name(), filepath.Join(dir, name+".pack")); err != nil {
 		return fail(err)
 	}
-	if err := os.Rename(tmp.Name(), base+".pack"); err != nil {
+	if err := fsys.syncDirs(); err != nil {
 		return fail(err)
 	}
-	if sync {
-		if err := syncDir(dir); err != nil {
-			return fail(err)
-		}
+	if afterPackRename != nil {
+		afterPackRename(filepath.Join(r.GitDir, dir, name+".pack"))
+	}
+	if err := fsys.Rename(index.Name(), filepath.Join(dir, name+".idx")); err != nil {
+		return fail(err)
+	}
+	if err := fsys.syncDirs(); err != nil {
+		return fail(err)
 	}
 	return name, nil
 }
 
-// indexPack reads a pack back from its start and returns its version 2 index.
-func indexPack(f *os.File) ([]byte, error) {
+// indexPack reads a pack back from its start and returns its version 2 index, written by
+// go-git's idxfile writer and encoder.
+func indexPack(f io.ReadSeeker) ([]byte, error) {
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return nil, err
 	}
@@ -224,7 +245,7 @@ func (r *Repo) mergePacks(old []string) error {
 	if err != nil {
 		return err
 	}
-	merged, err := r.writePack(all)
+	merged, err := r.writePack(s, all)
 	if err != nil {
 		return err
 	}
@@ -246,8 +267,8 @@ func (r *Repo) packKept(name string) bool {
 	return err == nil
 }
 
-// removePack deletes a pack: the .pack file first and the .idx last, so that, as while it
-// is written, no .pack is ever there without its index.
+// removePack deletes a pack: the .pack file first and the .idx last, so that no .pack is
+// left without its index (an .idx alone is ignored by git and by go-git alike).
 func (r *Repo) removePack(name string) error {
 	base := filepath.Join(r.GitDir, "objects", "pack", name)
 	for _, ext := range []string{".pack", ".rev", ".bitmap", ".mtimes", ".promisor", ".idx"} {
@@ -371,9 +392,9 @@ func (r *Repo) removeGarbage(before time.Time) {
 }
 
 // indexOrphanPacks writes the missing index of every pack that has none and is older than
-// a writer needs between its two renames. Such a pack (a git process killed between
-// them) hides nothing from git, but stops every read through go-git, which lists packs by
-// their .pack file. It returns the number of packs indexed.
+// a writer needs between its two renames. Such a pack (a git or ckpt process killed between
+// them) is seen by neither git nor ckpt's go-git readers (gitFS hides it), so its objects
+// cannot be read until it is indexed. It returns the number of packs indexed.
 func (r *Repo) indexOrphanPacks() (int, error) {
 	dir := filepath.Join(r.GitDir, "objects", "pack")
 	es, _ := os.ReadDir(dir)

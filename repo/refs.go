@@ -28,7 +28,7 @@ var errMalformedRef = errors.New("malformed content")
 // is ZeroHash with no error. A symbolic ref is followed.
 func readRef(gitDir, name string) (Hash, error) {
 	for range 5 {
-		b, err := os.ReadFile(filepath.Join(gitDir, filepath.FromSlash(name)))
+		b, err := readSmall(filepath.Join(gitDir, filepath.FromSlash(name)))
 		if errors.Is(err, fs.ErrNotExist) {
 			return readPackedRef(gitDir, name)
 		}
@@ -80,10 +80,13 @@ type refUpdate struct {
 // interleave, and a crash leaves the old value or the new one, never a torn file.
 func (st *Store) updateRef(gitDir string, u refUpdate, who Signature) error {
 	path := filepath.Join(gitDir, filepath.FromSlash(u.name))
-	if err := os.MkdirAll(filepath.Dir(path), DirPerm); err != nil {
-		return fmt.Errorf("update %s: %w", u.name, err)
-	}
 	f, err := createLockFile(path+".lock", time.Now().Add(st.Opts.LockTimeout))
+	if errors.Is(err, fs.ErrNotExist) { // a ref in a directory not made yet
+		if err := os.MkdirAll(filepath.Dir(path), DirPerm); err != nil {
+			return fmt.Errorf("update %s: %w", u.name, err)
+		}
+		f, err = createLockFile(path+".lock", time.Now().Add(st.Opts.LockTimeout))
+	}
 	if err != nil {
 		return fmt.Errorf("update %s: %w", u.name, err)
 	}
@@ -108,25 +111,21 @@ func (st *Store) updateRef(gitDir string, u refUpdate, who Signature) error {
 // appendReflog records the update for `git reflog`. It is a convenience: a failure here
 // never fails the commit.
 func (st *Store) appendReflog(gitDir string, u refUpdate, who Signature) {
-	line := fmt.Sprintf("%s %s %s\t%s\n", u.old, u.new, formatSignature(who, st.Opts.Now()), firstLine(u.msg))
+	var line bytes.Buffer
+	line.WriteString(u.old.String() + " " + u.new.String() + " ")
+	sig := signature(who, st.Opts.Now())
+	_ = sig.Encode(&line)
+	line.WriteString("\t" + firstLine(u.msg) + "\n")
 	names := []string{u.name}
 	if u.name == MainRef {
 		names = append(names, "HEAD")
 	}
 	for _, n := range names {
 		p := filepath.Join(gitDir, "logs", filepath.FromSlash(n))
-		f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, FilePerm)
-		if errors.Is(err, fs.ErrNotExist) {
-			if os.MkdirAll(filepath.Dir(p), DirPerm) != nil {
-				return
-			}
-			f, err = os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, FilePerm)
+		err := appendSmall(p, line.Bytes(), FilePerm)
+		if errors.Is(err, fs.ErrNotExist) && os.MkdirAll(filepath.Dir(p), DirPerm) == nil {
+			_ = appendSmall(p, line.Bytes(), FilePerm)
 		}
-		if err != nil {
-			return
-		}
-		f.WriteString(line)
-		f.Close()
 	}
 }
 

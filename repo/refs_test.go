@@ -34,7 +34,7 @@ func threeCommits(t *testing.T) (*Repo, []Hash) {
 // naming the parent.
 func TestPrepareRefusesMissingParent(t *testing.T) {
 	r, hs := threeCommits(t)
-	blob := objectHash(plumbing.BlobObject, []byte("2\n"))
+	blob := BlobHash([]byte("2\n"))
 	missing := plumbing.NewHash("0123456789abcdef0123456789abcdef01234567")
 	for _, tc := range []struct {
 		name    string

@@ -1,9 +1,15 @@
 // Package repo keeps one git repository per session (and one for the knowledge graph) in a
-// store directory. It writes git objects, refs and the index itself, with git's own lock-file
-// protocol and fsync, so that a kill -9 at any moment leaves an ordinary, valid repository in
-// which every commit it reported is present; it reads history through go-git.
+// store directory, on go-git: go-git encodes every object and its filesystem storage writes
+// it (objects.go) through a file system that fsyncs (fsyncfs.go); packs come from go-git's
+// encoder and index writer (pack.go), new repositories from its init and config types
+// (session.go). What go-git cannot do is a small layer of ckpt's own: refs moved by git's
+// `<ref>.lock` compare-and-swap with fsync and a reflog (refs.go), the session lock
+// (lock.go), compare-and-swap writes of the work tree (worktree.go). So a kill -9 at any
+// moment leaves an ordinary, valid repository in which every commit it reported is present.
 //
-// go-git errors stop at this package's boundary: callers compare with the sentinels below.
+// Callers take the narrowest interface they need (iface.go); Memory implements them in
+// memory for tests. go-git errors stop at this package's boundary: callers compare with the
+// sentinels below.
 package repo
 
 import (
@@ -149,28 +155,39 @@ func (st *Store) StateDir() string { return filepath.Join(st.Home, "state") }
 // KnowledgeDir is the knowledge repository (knowledge-graph.md, MEMORY.md).
 func (st *Store) KnowledgeDir() string { return filepath.Join(st.Home, "knowledge") }
 
-// trackedName says which work-tree files a session versions: checkpoint.md, notes.md and
-// spill files checkpoint-<topic>.md. The knowledge repository versions MEMORY.md and
-// knowledge-graph.md.
+// trackedName says which work-tree files a repository versions: any Markdown file at the
+// top of its work tree (checkpoint.md, notes.md, checkpoint-<topic>.md, MEMORY.md, an
+// agent's memory files such as session-checkpoint.md). Plain ASCII, starting with a letter,
+// digit or "_", so that no name is hidden, an alias of .git or a path.
 var trackedName = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^(checkpoint\.md|notes\.md|checkpoint-[A-Za-z0-9][A-Za-z0-9._-]*\.md|MEMORY\.md|knowledge-graph\.md)$`)
+	return regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._+-]{0,124}\.md$`)
 })
+
+// deviceName matches the names Windows keeps for devices, whatever the extension.
+var deviceName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)^(con|prn|aux|nul|com[0-9]|lpt[0-9])\.`)
+})
+
+// ownNames are the files ckpt itself writes: another spelling of one (CHECKPOINT.md) would
+// be the same file on a case-insensitive file system, so it is refused.
+var ownNames = []string{"checkpoint.md", "notes.md", "MEMORY.md", "knowledge-graph.md"}
 
 // ValidFileName reports whether name is a file a session or knowledge repository versions.
 func ValidFileName(name string) error {
-	if !trackedName().MatchString(name) {
-		return fmt.Errorf("%w: %q (want checkpoint.md, notes.md, checkpoint-<topic>.md, MEMORY.md or knowledge-graph.md)", ErrInvalidName, name)
+	for _, own := range ownNames {
+		if strings.EqualFold(name, own) && name != own {
+			return fmt.Errorf("%w: %q (another spelling of %s)", ErrInvalidName, name, own)
+		}
+	}
+	if !trackedName().MatchString(name) || deviceName().MatchString(name) {
+		return fmt.Errorf("%w: %q (want a Markdown file name such as checkpoint.md: letters, digits, . _ + -, ending in .md)", ErrInvalidName, name)
 	}
 	return nil
 }
 
 // excludeRules keep `git status` clean in a work tree that holds other files (a harness's
 // directory bound with --worktree): only the versioned names are seen.
-const excludeRules = `# written by ckpt: only checkpoint files are versioned here
+const excludeRules = `# written by ckpt: only Markdown files are versioned here
 /*
-!/checkpoint.md
-!/notes.md
-!/checkpoint-*.md
-!/MEMORY.md
-!/knowledge-graph.md
+!/*.md
 `

@@ -14,7 +14,6 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
@@ -22,7 +21,7 @@ import (
 // with the refs, packed-refs and reflogs that named the old commits moved to the new ones,
 // and the objects only the old history reached pruned, so that what was replaced is in no
 // object of the repository afterwards. New objects are encoded by go-git
-// (object.Tree.Encode, object.Commit.Encode) into its storer.
+// (object.Tree.Encode, object.Commit.Encode) into its storer (objects.go).
 
 // RewriteOptions say how RewriteHistory maps history.
 type RewriteOptions struct {
@@ -59,9 +58,8 @@ type Rewrite struct {
 	// Kept counts the commits RewriteOptions.Keep protected.
 	Kept int
 
-	r       *Repo
-	o       RewriteOptions
-	written []Hash // loose objects written, to fsync
+	r *Repo
+	o RewriteOptions
 }
 
 // New returns the commit that replaces h (h itself when it did not change).
@@ -139,7 +137,7 @@ func (r *Repo) RewriteHistory(o RewriteOptions) (*Rewrite, error) {
 		}
 		nc := &object.Commit{Author: c.Author, Committer: c.Committer, MergeTag: c.MergeTag, Message: msg,
 			TreeHash: tree, ParentHashes: parents, Encoding: c.Encoding, ExtraHeaders: c.ExtraHeaders}
-		obj := g.storage.NewEncodedObject()
+		obj := &plumbing.MemoryObject{}
 		if err := nc.Encode(obj); err != nil {
 			return nil, fmt.Errorf("encode commit: %w", err)
 		}
@@ -154,8 +152,8 @@ func (r *Repo) RewriteHistory(o RewriteOptions) (*Rewrite, error) {
 			rw.Refs = append(rw.Refs, RefMove{n, refs[n], nh})
 		}
 	}
-	if !o.DryRun && r.store.Opts.Fsync {
-		if err := rw.syncWritten(); err != nil {
+	if !o.DryRun {
+		if err := r.objects().sync(); err != nil { // durable before Finish moves a ref
 			return nil, err
 		}
 	}
@@ -196,7 +194,7 @@ func (rw *Rewrite) tree(h Hash, dir string, trees map[Hash]Hash) (Hash, error) {
 		trees[h] = h
 		return h, nil
 	}
-	obj := g.storage.NewEncodedObject()
+	obj := &plumbing.MemoryObject{}
 	if err := (&object.Tree{Entries: entries}).Encode(obj); err != nil {
 		return ZeroHash, fmt.Errorf("encode tree: %w", err)
 	}
@@ -228,20 +226,7 @@ func (rw *Rewrite) blob(h Hash, path string) (Hash, error) {
 		rw.Blobs[h] = h
 		return h, nil
 	}
-	obj := g.storage.NewEncodedObject()
-	obj.SetType(plumbing.BlobObject)
-	obj.SetSize(int64(len(out)))
-	w, err := obj.Writer()
-	if err != nil {
-		return ZeroHash, err
-	}
-	if _, err := w.Write(out); err != nil {
-		return ZeroHash, err
-	}
-	if err := w.Close(); err != nil {
-		return ZeroHash, err
-	}
-	nh, err := rw.store(obj)
+	nh, err := rw.store(blobObject(out))
 	if err != nil {
 		return ZeroHash, err
 	}
@@ -250,44 +235,12 @@ func (rw *Rewrite) blob(h Hash, path string) (Hash, error) {
 }
 
 // store writes obj through go-git's storer (nothing in a dry run) and returns its hash.
-func (rw *Rewrite) store(obj plumbing.EncodedObject) (Hash, error) {
+// The gitFS under the storer makes it durable before any ref can name it.
+func (rw *Rewrite) store(obj *plumbing.MemoryObject) (Hash, error) {
 	if rw.o.DryRun {
 		return obj.Hash(), nil
 	}
-	h, err := rw.r.reader().storage.SetEncodedObject(obj)
-	if err != nil {
-		return ZeroHash, fmt.Errorf("write object: %w", err)
-	}
-	rw.written = append(rw.written, h)
-	return h, nil
-}
-
-// syncWritten makes the loose objects go-git wrote durable before any ref names them.
-func (rw *Rewrite) syncWritten() error {
-	dirs := map[string]bool{}
-	for _, h := range rw.written {
-		x := h.String()
-		p := filepath.Join(rw.r.GitDir, "objects", x[:2], x[2:])
-		f, err := os.Open(p)
-		if err != nil {
-			continue // packed already, or written by someone else: durable
-		}
-		err = f.Sync()
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("sync %s: %w", p, err)
-		}
-		dirs[filepath.Dir(p)] = true
-	}
-	for d := range dirs {
-		if err := syncDir(d); err != nil {
-			return err
-		}
-	}
-	if len(dirs) > 0 {
-		return syncDir(filepath.Join(rw.r.GitDir, "objects"))
-	}
-	return nil
+	return rw.r.objects().put(obj)
 }
 
 // Finish moves every ref of the rewrite (compare-and-swap: a ref that moved meanwhile is
@@ -539,146 +492,19 @@ func (r *Repo) PruneMirror() error {
 	return r.pruneUnreachable()
 }
 
-// pruneUnreachable writes every object reachable from the refs, HEAD, MERGE_HEAD, the
-// reflogs and the index into one new pack, then removes every other pack and every loose
-// object, so that an object only old history reached is gone. The commit-graph and
-// multi-pack-index, which name objects, go too (git rebuilds them). The caller holds the
-// exclusive lock.
+// pruneUnreachable keeps only what the roots reach (the refs, HEAD and the pseudo-refs,
+// the reflogs and the index, as gc's): it is gc's repack with no grace period, so that an
+// object only old history reached is gone at once. The commit-graph and multi-pack-index,
+// which name objects, go too (git rebuilds them). The caller holds the exclusive lock.
 func (r *Repo) pruneUnreachable() error {
-	r.Reset()
-	g := r.reader()
-	var roots []Hash
-	refs, err := listRefs(r.GitDir, "refs/")
-	if err != nil {
+	if _, err := r.Repack(time.Now().Add(time.Hour)); err != nil {
 		return err
-	}
-	for _, n := range sortedKeys(refs) {
-		roots = append(roots, refs[n])
-	}
-	for _, name := range []string{"HEAD", "MERGE_HEAD"} {
-		if b, err := os.ReadFile(filepath.Join(r.GitDir, name)); err == nil {
-			if s := strings.TrimSpace(string(b)); plumbing.IsHash(s) {
-				roots = append(roots, plumbing.NewHash(s))
-			}
-		}
-	}
-	logged, err := r.reflogHashes()
-	if err != nil {
-		return err
-	}
-	roots = append(roots, logged...)
-	reach := map[Hash]bool{}
-	var all []Hash
-	add := func(h Hash) bool {
-		if reach[h] {
-			return false
-		}
-		reach[h] = true
-		all = append(all, h)
-		return true
-	}
-	var walkTree func(h Hash) error
-	walkTree = func(h Hash) error {
-		if !add(h) {
-			return nil
-		}
-		t, err := object.GetTree(g.storage, h)
-		if err != nil {
-			return fmt.Errorf("read tree %s: %w", short(h), err)
-		}
-		for _, e := range t.Entries {
-			switch e.Mode {
-			case filemode.Dir:
-				if err := walkTree(e.Hash); err != nil {
-					return err
-				}
-			case filemode.Submodule:
-			default:
-				add(e.Hash)
-			}
-		}
-		return nil
-	}
-	stack := roots
-	for len(stack) > 0 {
-		h := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if reach[h] {
-			continue
-		}
-		c, err := g.commit(h)
-		if err != nil {
-			return err
-		}
-		add(h)
-		if err := walkTree(c.TreeHash); err != nil {
-			return err
-		}
-		stack = append(stack, c.ParentHashes...)
-	}
-	// The index names the blobs of the work tree as last committed.
-	if idx, err := g.storage.Index(); err == nil {
-		for _, e := range idx.Entries {
-			if r.has(e.Hash) {
-				add(e.Hash)
-			}
-		}
-	}
-	before := packNames(r.GitDir)
-	loose := looseNames(r.GitDir)
-	name, err := r.packObjects(all)
-	if err != nil {
-		return err
-	}
-	for _, p := range before {
-		if p == name {
-			continue
-		}
-		for _, ext := range []string{".pack", ".idx", ".rev", ".bitmap", ".keep", ".promisor", ".mtimes"} {
-			_ = os.Remove(filepath.Join(r.GitDir, "objects", "pack", p+ext))
-		}
-	}
-	for _, p := range loose {
-		_ = os.Remove(p)
 	}
 	for _, p := range []string{"objects/info/commit-graph", "objects/info/commit-graphs", "objects/pack/multi-pack-index", "objects/info/packs"} {
 		_ = os.RemoveAll(filepath.Join(r.GitDir, filepath.FromSlash(p)))
 	}
 	r.Reset()
 	return nil
-}
-
-// packObjects encodes objs into one new pack through go-git and makes it durable.
-func (r *Repo) packObjects(objs []Hash) (string, error) {
-	s := r.reader().storage
-	w, err := s.PackfileWriter()
-	if err != nil {
-		return "", fmt.Errorf("pack %s: %w", r.GitDir, err)
-	}
-	h, err := packfile.NewEncoder(w, s, false).Encode(objs, 10)
-	if cerr := w.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return "", fmt.Errorf("pack %s: %w", r.GitDir, err)
-	}
-	name := "pack-" + h.String()
-	if !r.store.Opts.Fsync {
-		return name, nil
-	}
-	base := filepath.Join(r.GitDir, "objects", "pack", name)
-	for _, p := range []string{base + ".pack", base + ".idx"} {
-		f, err := os.Open(p)
-		if err != nil {
-			return "", err
-		}
-		err = f.Sync()
-		f.Close()
-		if err != nil {
-			return "", err
-		}
-	}
-	return name, syncDir(filepath.Dir(base))
 }
 
 func sortedKeys(m map[string]Hash) []string {

@@ -10,7 +10,12 @@ import (
 	"sort"
 	"strings"
 
-	gitconfig "github.com/go-git/go-git/v5/plumbing/format/config"
+	"github.com/go-git/go-billy/v5/util"
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	format "github.com/go-git/go-git/v5/plumbing/format/config"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
 // KnowledgeLock is the lock name of the knowledge repository. Session ids cannot start with
@@ -31,7 +36,7 @@ type Repo struct {
 	LockName string
 
 	store *Store
-	cfg   *gitconfig.Config
+	cfg   *format.Config
 	git   *gitReader
 	known knownHead
 	// keepPacksOpen keeps pack files open between reads (the transport, read object by
@@ -102,114 +107,200 @@ func (st *Store) InitKnowledge(files map[string][]byte) (*Repo, Hash, error) {
 }
 
 func (st *Store) create(dir, id, lockName string, o InitOptions) (*Repo, Hash, error) {
-	parent := filepath.Dir(dir)
-	if err := os.MkdirAll(parent, DirPerm); err != nil {
-		return nil, ZeroHash, fmt.Errorf("create %s: %w", parent, err)
-	}
-	tmp := filepath.Join(parent, ".init-"+filepath.Base(dir))
-	inPlace := o.Worktree != "" && filepath.Clean(o.Worktree) == filepath.Clean(dir)
-	if inPlace {
-		tmp, o.Worktree = dir, ""
-	} else {
-		_ = os.RemoveAll(tmp) // left by a crash during an earlier init
-	}
-	gitDir := filepath.Join(tmp, ".git")
-	for _, d := range []string{"objects/info", "objects/pack", "refs/heads", "refs/tags", "info"} {
-		if err := os.MkdirAll(filepath.Join(gitDir, d), DirPerm); err != nil {
-			return nil, ZeroHash, fmt.Errorf("create %s: %w", dir, err)
-		}
-	}
-	cfg := gitconfig.New()
-	core := cfg.Section("core")
-	core.SetOption("repositoryformatversion", "0")
-	core.SetOption("filemode", "true")
-	core.SetOption("bare", "false")
-	core.SetOption("logallrefupdates", "true")
-	workDir := tmp
+	spec := repoSpec{head: MainRef, ckpt: o.Config, id: id}
 	if o.Worktree != "" {
 		abs, err := filepath.Abs(o.Worktree)
 		if err != nil {
 			return nil, ZeroHash, err
 		}
-		if err := os.MkdirAll(abs, 0o755); err != nil {
-			return nil, ZeroHash, fmt.Errorf("worktree %s: %w", abs, err)
-		}
-		core.SetOption("worktree", abs)
-		workDir = abs
-	}
-	keys := make([]string, 0, len(o.Config))
-	for k := range o.Config {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	ck := cfg.Section("ckpt")
-	ck.SetOption("id", id)
-	for _, k := range keys {
-		ck.SetOption(k, o.Config[k])
-	}
-	var cfgBuf bytes.Buffer
-	if err := gitconfig.NewEncoder(&cfgBuf).Encode(cfg); err != nil {
-		return nil, ZeroHash, err
-	}
-	writes := map[string][]byte{
-		"HEAD":         []byte("ref: " + MainRef + "\n"),
-		"config":       cfgBuf.Bytes(),
-		"description":  []byte("ckpt " + id + "\n"),
-		"info/exclude": []byte(excludeRules),
-	}
-	for name, data := range writes {
-		if err := os.WriteFile(filepath.Join(gitDir, name), data, FilePerm); err != nil {
-			return nil, ZeroHash, fmt.Errorf("create %s: %w", dir, err)
+		if filepath.Clean(abs) == filepath.Clean(dir) {
+			spec.inPlace = true // adopt: the repository is built in the directory itself
+		} else {
+			if err := os.MkdirAll(abs, 0o755); err != nil {
+				return nil, ZeroHash, fmt.Errorf("worktree %s: %w", abs, err)
+			}
+			spec.worktree = abs
 		}
 	}
-	names := make([]string, 0, len(o.Files))
-	for name := range o.Files {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		p := filepath.Join(workDir, name)
-		if o.Files[name] == nil {
-			continue
+	var h Hash
+	err := st.makeRepo(dir, spec, func(r *Repo) error {
+		names := make([]string, 0, len(o.Files))
+		for name := range o.Files {
+			names = append(names, name)
 		}
-		if o.Worktree != "" || inPlace {
-			if _, err := os.Stat(p); err == nil {
-				continue // the harness's file is committed as it is
+		sort.Strings(names)
+		for _, name := range names {
+			p := filepath.Join(r.WorkDir, name)
+			if o.Files[name] == nil {
+				continue
+			}
+			if spec.worktree != "" || spec.inPlace {
+				if _, err := os.Stat(p); err == nil {
+					continue // the harness's file is committed as it is
+				}
+			}
+			if err := WriteFileAtomic(p, o.Files[name], FilePerm, st.Opts.Fsync); err != nil {
+				return fmt.Errorf("create %s: %w", p, err)
 			}
 		}
-		if err := WriteFileAtomic(p, o.Files[name], FilePerm, st.Opts.Fsync); err != nil {
-			return nil, ZeroHash, fmt.Errorf("create %s: %w", p, err)
+		files, err := r.WorkFiles()
+		if err != nil {
+			return err
 		}
-	}
-	r := &Repo{ID: id, Dir: tmp, GitDir: gitDir, WorkDir: workDir, Bound: o.Worktree, LockName: lockName, store: st, cfg: cfg}
-	if r.Bound != "" {
-		r.Bound = workDir
-	}
-	files, err := r.WorkFiles()
+		h, _, err = r.commit(CommitRequest{Files: files, Message: o.Message, Trigger: "init"}, false)
+		return err
+	})
 	if err != nil {
 		return nil, ZeroHash, err
 	}
-	h, _, err := r.commit(CommitRequest{Files: files, Message: o.Message, Trigger: "init"}, false)
+	r, err := st.openDir(dir, id)
 	if err != nil {
 		return nil, ZeroHash, err
 	}
-	if inPlace {
-		return r, h, nil
+	r.LockName = lockName
+	return r, h, nil
+}
+
+// repoSpec says what makeRepo creates.
+type repoSpec struct {
+	id string
+	// head is the branch HEAD names.
+	head string
+	// bare makes a repository without work tree (the transport); else the git directory is
+	// <dir>/.git and the work tree dir itself, or worktree when set (core.worktree).
+	bare     bool
+	worktree string
+	// ckpt are the ckpt.<key> options of the config ([ckpt] id is the repository's id).
+	ckpt map[string]string
+	// inPlace builds the repository in dir itself, which exists (the knowledge directory a
+	// user filled by hand).
+	inPlace bool
+	// shared is set for a repository that two processes may create at once (the transport,
+	// created before its lock is taken): each builds its own temporary directory, and the
+	// one whose rename comes second drops its own.
+	shared bool
+}
+
+// makeRepo creates the repository dir the way every ckpt repository is made: go-git
+// initialises the git directory (layout, HEAD, a config written by go-git's config types)
+// in a temporary directory beside dir; fill, when not nil, completes it there (a first
+// commit, a copied history) with the repository opened at the temporary place; then the
+// directory is made durable and renamed into place. A crash leaves the temporary directory
+// (removed by the next attempt), never a half-made repository under its real name.
+func (st *Store) makeRepo(dir string, spec repoSpec, fill func(*Repo) error) (err error) {
+	parent := filepath.Dir(dir)
+	if err := os.MkdirAll(parent, DirPerm); err != nil {
+		return fmt.Errorf("create %s: %w", parent, err)
 	}
-	if err := os.Rename(tmp, dir); err != nil {
-		return nil, ZeroHash, fmt.Errorf("create %s: %w", dir, err)
+	tmp := filepath.Join(parent, ".init-"+filepath.Base(dir))
+	switch {
+	case spec.inPlace:
+		tmp = dir
+	case spec.shared:
+		if tmp, err = os.MkdirTemp(parent, ".init-"+filepath.Base(dir)+"-"); err != nil {
+			return fmt.Errorf("create %s: %w", dir, err)
+		}
+	default:
+		_ = os.RemoveAll(tmp) // left by a crash during an earlier attempt
+	}
+	if !spec.inPlace {
+		// Refused history (Copy checks it) leaves nothing behind, not even tmp.
+		defer func() {
+			if err != nil {
+				_ = os.RemoveAll(tmp)
+			}
+		}()
+	}
+	gitDir := tmp
+	if !spec.bare {
+		gitDir = filepath.Join(tmp, ".git")
+	}
+	if err := st.initGitDir(gitDir, spec); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	if fill != nil {
+		r, err := st.openDir(tmp, spec.id) // fill is for repositories with a work tree
+		if err != nil {
+			return err
+		}
+		if err := fill(r); err != nil {
+			return err
+		}
 	}
 	if st.Opts.Fsync {
-		if err := syncDir(parent); err != nil {
-			return nil, ZeroHash, err
+		for _, d := range []string{filepath.Join(gitDir, "refs"), gitDir, tmp} {
+			if err := syncDir(d); err != nil {
+				return err
+			}
 		}
 	}
-	r.Dir, r.GitDir = dir, filepath.Join(dir, ".git")
-	if o.Worktree == "" {
-		r.WorkDir = dir
+	if spec.inPlace {
+		return nil
 	}
-	r.git = nil
-	return r, h, nil
+	if err := os.Rename(tmp, dir); err != nil {
+		if spec.shared && exists(filepath.Join(dir, "HEAD")) {
+			_ = os.RemoveAll(tmp) // made meanwhile by another process: theirs stays
+			return nil
+		}
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	if st.Opts.Fsync {
+		return syncDir(parent)
+	}
+	return nil
+}
+
+// initGitDir creates a git directory with go-git: objects/, refs/, HEAD naming spec.head and
+// a config with core and ckpt options, through go-git's config types; then info/exclude
+// and description, which go-git does not write.
+func (st *Store) initGitDir(gitDir string, spec repoSpec) error {
+	fsys := newGitFS(gitDir, st.Opts.Fsync)
+	s := filesystem.NewStorage(fsys, cache.NewObjectLRUDefault())
+	_, err := git.InitWithOptions(s, nil, git.InitOptions{DefaultBranch: plumbing.ReferenceName(spec.head)})
+	if errors.Is(err, git.ErrRepositoryAlreadyExists) && spec.inPlace {
+		// A HEAD left by an adoption a crash cut short: point it where it belongs.
+		err = s.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, plumbing.ReferenceName(spec.head)))
+	}
+	if err != nil {
+		return err
+	}
+	cfg, err := s.Config()
+	if err != nil {
+		return err
+	}
+	// Without repositoryformatversion git ignores the rest of [core] (core.worktree too).
+	cfg.Core.RepositoryFormatVersion = format.Version_0
+	cfg.Core.IsBare = spec.bare
+	cfg.Core.Worktree = spec.worktree
+	core := cfg.Raw.Section("core")
+	core.SetOption("filemode", "true")
+	if !spec.bare {
+		core.SetOption("logallrefupdates", "true")
+	}
+	if !spec.bare {
+		ck := cfg.Raw.Section("ckpt")
+		ck.SetOption("id", spec.id)
+		keys := make([]string, 0, len(spec.ckpt))
+		for k := range spec.ckpt {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			ck.SetOption(k, spec.ckpt[k])
+		}
+	}
+	if err := s.SetConfig(cfg); err != nil {
+		return err
+	}
+	if spec.bare {
+		return fsys.syncDirs()
+	}
+	for name, data := range map[string]string{"description": "ckpt " + spec.id + "\n", "info/exclude": excludeRules} {
+		if err := util.WriteFile(fsys, name, []byte(data), FilePerm); err != nil {
+			return err
+		}
+	}
+	return fsys.syncDirs()
 }
 
 // Open returns an existing session, or ErrNotFound.
@@ -235,8 +326,8 @@ func (st *Store) openDir(dir, id string) (*Repo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", dir, err)
 	}
-	cfg := gitconfig.New()
-	if err := gitconfig.NewDecoder(bytes.NewReader(b)).Decode(cfg); err != nil {
+	cfg := format.New()
+	if err := format.NewDecoder(bytes.NewReader(b)).Decode(cfg); err != nil {
 		return nil, fmt.Errorf("%s: bad git config: %w", filepath.Join(gitDir, "config"), err)
 	}
 	r := &Repo{ID: id, Dir: dir, GitDir: gitDir, WorkDir: dir, LockName: id, store: st, cfg: cfg}
@@ -255,8 +346,8 @@ func (r *Repo) SetConfig(key, value string) error {
 	if err != nil {
 		return err
 	}
-	cfg := gitconfig.New()
-	if err := gitconfig.NewDecoder(bytes.NewReader(b)).Decode(cfg); err != nil {
+	cfg := format.New()
+	if err := format.NewDecoder(bytes.NewReader(b)).Decode(cfg); err != nil {
 		return err
 	}
 	if value == "" {
@@ -265,7 +356,7 @@ func (r *Repo) SetConfig(key, value string) error {
 		cfg.Section("ckpt").SetOption(key, value)
 	}
 	var buf bytes.Buffer
-	if err := gitconfig.NewEncoder(&buf).Encode(cfg); err != nil {
+	if err := format.NewEncoder(&buf).Encode(cfg); err != nil {
 		return err
 	}
 	path := filepath.Join(r.GitDir, "config")

@@ -11,13 +11,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strings"
 	"time"
 
 	git "github.com/go-git/go-git/v5"
 	gitcfg "github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/packfile"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 
 	"github.com/ckpt-dev/ckpt/internal/hint"
 )
@@ -46,26 +47,20 @@ func (st *Store) TransportDir() string { return filepath.Join(st.StateDir(), "tr
 // Transport opens (creating if needed) the transport repository.
 func (st *Store) Transport() (*Repo, error) {
 	dir := st.TransportDir()
-	if _, err := os.Stat(filepath.Join(dir, "HEAD")); errors.Is(err, fs.ErrNotExist) {
-		for _, d := range []string{"objects/info", "objects/pack", "refs/heads", "refs/tags"} {
-			if err := os.MkdirAll(filepath.Join(dir, d), DirPerm); err != nil {
-				return nil, fmt.Errorf("create %s: %w", dir, err)
-			}
-		}
-		files := map[string]string{
-			"HEAD":   "ref: refs/heads/knowledge\n",
-			"config": "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n",
-		}
-		for name, data := range files {
-			if err := os.WriteFile(filepath.Join(dir, name), []byte(data), FilePerm); err != nil {
-				return nil, err
-			}
-		}
-	}
 	// The transport is a mirror of what the sessions hold: losing it to a power cut loses
 	// nothing, so its writes are not fsynced one by one.
 	quick := *st
 	quick.Opts.Fsync = false
+	if _, err := os.Stat(filepath.Join(dir, "HEAD")); errors.Is(err, fs.ErrNotExist) {
+		// Made before its lock is taken: two processes may make it at once (shared).
+		spec := repoSpec{id: "transport", head: KnowledgeRef, bare: true, shared: true}
+		if _, err := os.Stat(dir); err == nil {
+			spec.inPlace = true // a directory an older ckpt began: completed where it is
+		}
+		if err := quick.makeRepo(dir, spec, nil); err != nil {
+			return nil, err
+		}
+	}
 	return &Repo{ID: "transport", Dir: dir, GitDir: dir, WorkDir: "", LockName: ".transport", store: &quick, keepPacksOpen: true}, nil
 }
 
@@ -129,9 +124,8 @@ func (r *Repo) has(h Hash) bool {
 }
 
 // CopyHistory copies into dst every object of the history of head in src that dst lacks,
-// walking back from head until it reaches commits dst already has, as one new pack in
-// which each version of a file is a delta against the version before it. It returns the
-// number of objects copied.
+// walking back from head until it reaches commits dst already has, as one new pack (see
+// Copier). It returns the number of objects copied.
 func CopyHistory(src, dst *Repo, head Hash) (int, error) {
 	c := NewCopier(dst)
 	if err := c.Copy(src, head); err != nil {
@@ -142,45 +136,32 @@ func CopyHistory(src, dst *Repo, head Hash) (int, error) {
 }
 
 // Copier copies histories from any number of repositories into one new pack of dst: a push
-// of a thousand sessions writes one pack into the transport, not a thousand.
+// of a thousand sessions writes one pack into the transport, not a thousand. The pack is
+// written by go-git's encoder, whose delta selection stores each version of a file (and
+// each tree) as a delta against a similar one (writePack); each commit is stored as a delta
+// against its first parent (sources.DeltaObject).
 type Copier struct {
-	dst *Repo
-	pw  *packWriter
-	err error
+	dst  *Repo
+	objs sources
 	// trees are the trees and commits in the pack, which no tree entry may name as a file.
 	trees map[Hash]bool
 }
 
 // NewCopier starts a pack in dst.
 func NewCopier(dst *Repo) *Copier {
-	pw, err := newPackWriter(dst.GitDir)
-	return &Copier{dst: dst, pw: pw, err: err, trees: map[Hash]bool{}}
+	return &Copier{dst: dst, objs: sources{from: map[Hash]storer.EncodedObjectStorer{}, base: map[Hash]Hash{}, depth: map[Hash]int{}}, trees: map[Hash]bool{}}
 }
 
 // Copy adds the history of head in src that dst lacks. Every commit and tree is checked
 // on the way (treecheck.go) and every tree entry must be a blob: a refusal leaves dst as it
 // was, once the caller aborts the pack.
 func (cp *Copier) Copy(src *Repo, head Hash) error {
-	if cp.err != nil {
-		return cp.err
-	}
-	dst, pw, g := cp.dst, cp.pw, src.reader()
-	order, err := g.newHistory(head, func(h Hash) bool { return pw.has(h) || dst.has(h) })
+	dst, g := cp.dst, src.reader()
+	have := func(h Hash) bool { return cp.objs.from[h] != nil || dst.has(h) }
+	order, err := g.newHistory(head, have)
 	if err != nil {
 		return err
 	}
-	read := func(h Hash) (plumbing.ObjectType, []byte, error) {
-		typ, data, err := g.rawObject(h)
-		if err != nil {
-			return 0, nil, fmt.Errorf("copy object %s: %w", short(h), err)
-		}
-		return typ, data, nil
-	}
-	type version struct {
-		hash Hash
-		data []byte
-	}
-	last := map[string]version{} // the previous version of each file in this pack
 	for _, c := range order {
 		entries, err := g.checkedTree(c)
 		if err != nil {
@@ -190,34 +171,29 @@ func (cp *Copier) Copy(src *Repo, head Hash) error {
 			if cp.trees[e.hash] {
 				return notBlob(c.hash, e, plumbing.TreeObject)
 			}
-			if pw.has(e.hash) || dst.has(e.hash) {
+			if have(e.hash) {
 				continue
 			}
-			typ, data, err := read(e.hash)
+			o, err := g.storage.EncodedObject(plumbing.AnyObject, e.hash)
 			if err != nil {
-				return err
+				return fmt.Errorf("copy object %s: %w", short(e.hash), err)
 			}
-			if typ != plumbing.BlobObject {
-				return notBlob(c.hash, e, typ)
+			if o.Type() != plumbing.BlobObject {
+				return notBlob(c.hash, e, o.Type())
 			}
-			prev := last[e.name]
-			if err := pw.add(e.hash, typ, data, prev.hash, prev.data); err != nil {
-				return err
-			}
-			last[e.name] = version{e.hash, data}
+			cp.objs.add(e.hash, g.storage)
 		}
-		for _, h := range []Hash{c.tree, c.hash} {
-			if pw.has(h) || dst.has(h) {
-				continue
+		if !have(c.tree) {
+			cp.objs.add(c.tree, g.storage)
+			cp.trees[c.tree] = true
+		}
+		if !have(c.hash) {
+			first := ZeroHash
+			if len(c.parents) > 0 {
+				first = c.parents[0]
 			}
-			typ, data, err := read(h)
-			if err != nil {
-				return err
-			}
-			if err := pw.add(h, typ, data, ZeroHash, nil); err != nil {
-				return err
-			}
-			cp.trees[h] = true
+			cp.objs.addCommit(c.hash, first, g.storage)
+			cp.trees[c.hash] = true
 		}
 	}
 	return nil
@@ -230,32 +206,143 @@ func notBlob(commit Hash, e rawEntry, typ plumbing.ObjectType) error {
 // Finish writes the pack and its index (nothing when no object was copied) and returns the
 // number of objects copied.
 func (cp *Copier) Finish() (int, error) {
-	if cp.err != nil {
-		return 0, cp.err
-	}
-	n := len(cp.pw.entries)
-	if _, err := cp.pw.finish(cp.dst.store.Opts.Fsync); err != nil {
+	n := len(cp.objs.order)
+	if _, err := cp.dst.writePack(&cp.objs, cp.objs.order); err != nil {
 		return 0, fmt.Errorf("write pack in %s: %w", cp.dst.GitDir, err)
 	}
 	cp.dst.Reset()
 	return n, nil
 }
 
-// Abort drops the pack being written.
-func (cp *Copier) Abort() {
-	if cp.pw != nil {
-		cp.pw.tmp.Close()
-		os.Remove(cp.pw.tmp.Name())
-	}
+// Abort drops the pack being assembled: nothing was written yet.
+func (cp *Copier) Abort() { cp.objs = sources{} }
+
+// sources is the object storer go-git's pack encoder reads a Copier's objects from: each
+// object from the repository it was found in.
+type sources struct {
+	from  map[Hash]storer.EncodedObjectStorer
+	order []Hash
+	// base is the commit each commit is stored as a delta against, depth the length of
+	// its chain (see addCommit).
+	base  map[Hash]Hash
+	depth map[Hash]int
 }
 
-// FileHashes returns the blob ids of a commit's files, without reading them.
-func (r *Repo) FileHashes(h Hash) (map[string]Hash, error) {
-	t, err := r.reader().commitTree(h)
+// maxDeltaDepth bounds a chain of commit deltas, as git's pack.depth (and go-git's delta
+// selection) bound every chain: reading an object costs one step per link.
+const maxDeltaDepth = 50
+
+func (s *sources) add(h Hash, from storer.EncodedObjectStorer) {
+	s.from[h] = from
+	s.order = append(s.order, h)
+}
+
+// addCommit adds commit h, whose first parent is parent. go-git's delta selection tries
+// deltas for blobs and trees only, but git also stores a commit as a delta against a similar
+// one, which in a session's history (long messages that differ in a few words) is a third of
+// a pack. So a commit whose first parent travels in the same pack, in a chain shorter than
+// maxDeltaDepth, is offered to the encoder as a delta against it (DeltaObject).
+func (s *sources) addCommit(h, parent Hash, from storer.EncodedObjectStorer) {
+	s.add(h, from)
+	if d, ok := s.depth[parent]; ok && parent != ZeroHash && d+1 < maxDeltaDepth {
+		s.base[h], s.depth[h] = parent, d+1
+		return
+	}
+	s.depth[h] = 0
+}
+
+func (s *sources) EncodedObject(t plumbing.ObjectType, h Hash) (plumbing.EncodedObject, error) {
+	src, ok := s.from[h]
+	if !ok {
+		return nil, plumbing.ErrObjectNotFound
+	}
+	return src.EncodedObject(t, h)
+}
+
+// DeltaObject is how go-git's encoder asks for an object as it may be stored: a commit
+// with a base (addCommit) as a delta made by go-git's packfile.GetDelta; any other object
+// as its source holds it, so that a delta a source's pack holds already is reused when its
+// base travels too.
+func (s *sources) DeltaObject(t plumbing.ObjectType, h Hash) (plumbing.EncodedObject, error) {
+	src, ok := s.from[h]
+	if !ok {
+		return nil, plumbing.ErrObjectNotFound
+	}
+	if base, ok := s.base[h]; ok {
+		return s.commitDelta(h, base)
+	}
+	if d, ok := src.(storer.DeltaObjectStorer); ok {
+		return d.DeltaObject(t, h)
+	}
+	return src.EncodedObject(t, h)
+}
+
+func (s *sources) commitDelta(h, base Hash) (plumbing.EncodedObject, error) {
+	target, err := s.EncodedObject(plumbing.CommitObject, h)
 	if err != nil {
 		return nil, err
 	}
-	files, err := r.reader().treeFiles(t)
+	bo, err := s.EncodedObject(plumbing.CommitObject, base)
+	if err != nil {
+		return nil, err
+	}
+	d, err := packfile.GetDelta(bo, target)
+	if err != nil {
+		return nil, err
+	}
+	if d.Size() >= target.Size() {
+		delete(s.base, h)
+		return target, nil
+	}
+	return &deltaObject{EncodedObject: d, base: base, hash: h, size: target.Size()}, nil
+}
+
+// deltaObject is a delta as go-git's encoder takes one (plumbing.DeltaObject).
+type deltaObject struct {
+	plumbing.EncodedObject
+	base, hash Hash
+	size       int64
+}
+
+func (d *deltaObject) BaseHash() Hash    { return d.base }
+func (d *deltaObject) ActualHash() Hash  { return d.hash }
+func (d *deltaObject) ActualSize() int64 { return d.size }
+
+func (s *sources) HasEncodedObject(h Hash) error {
+	if _, ok := s.from[h]; !ok {
+		return plumbing.ErrObjectNotFound
+	}
+	return nil
+}
+
+func (s *sources) EncodedObjectSize(h Hash) (int64, error) {
+	src, ok := s.from[h]
+	if !ok {
+		return 0, plumbing.ErrObjectNotFound
+	}
+	return src.EncodedObjectSize(h)
+}
+
+var errReadOnly = errors.New("read-only object source")
+
+func (s *sources) NewEncodedObject() plumbing.EncodedObject { return &plumbing.MemoryObject{} }
+func (s *sources) SetEncodedObject(plumbing.EncodedObject) (Hash, error) {
+	return ZeroHash, errReadOnly
+}
+func (s *sources) IterEncodedObjects(plumbing.ObjectType) (storer.EncodedObjectIter, error) {
+	return nil, errReadOnly
+}
+func (s *sources) AddAlternate(string) error { return errReadOnly }
+
+// FileHashes returns the blob ids of a commit's files, without reading them.
+func (r *Repo) FileHashes(h Hash) (map[string]Hash, error) { return r.reader().fileHashes(h) }
+
+func (g *gitReader) fileHashes(h Hash) (map[string]Hash, error) {
+	t, err := g.commitTree(h)
+	if err != nil {
+		return nil, err
+	}
+	files, err := g.treeFiles(t)
 	return files, withCommit(err, h)
 }
 
@@ -284,11 +371,12 @@ func (r *Repo) Ref(name string) (Hash, error) { return readRef(r.GitDir, name) }
 func (r *Repo) Refs(prefix string) (map[string]Hash, error) { return listRefs(r.GitDir, prefix) }
 
 // IsAncestor reports whether a is an ancestor of b (or equal).
-func (r *Repo) IsAncestor(a, b Hash) (bool, error) {
+func (r *Repo) IsAncestor(a, b Hash) (bool, error) { return r.reader().isAncestor(a, b) }
+
+func (g *gitReader) isAncestor(a, b Hash) (bool, error) {
 	if a == b {
 		return true, nil
 	}
-	g := r.reader()
 	seen := map[Hash]bool{}
 	stack := []Hash{b}
 	for len(stack) > 0 {
@@ -311,8 +399,9 @@ func (r *Repo) IsAncestor(a, b Hash) (bool, error) {
 }
 
 // MergeBase returns the best common ancestor of a and b (ZeroHash when none).
-func (r *Repo) MergeBase(a, b Hash) (Hash, error) {
-	g := r.reader()
+func (r *Repo) MergeBase(a, b Hash) (Hash, error) { return r.reader().mergeBase(a, b) }
+
+func (g *gitReader) mergeBase(a, b Hash) (Hash, error) {
 	ca, err := g.commit(a)
 	if err != nil {
 		return ZeroHash, err
@@ -361,12 +450,12 @@ func (r *Repo) Checkout(old, h Hash, disk map[string][]byte) error {
 		w.undo()
 		return err
 	}
-	entries := make([]treeEntry, 0, len(files))
+	hashes := make(map[string]Hash, len(files))
 	for name, data := range files {
-		entries = append(entries, treeEntry{name, objectHash(plumbing.BlobObject, data)})
+		hashes[name] = BlobHash(data)
 	}
 	p := &Prepared{work: WorkTreeUpdate{Disk: disk}}
-	_ = r.store.writeIndex(r.GitDir, r.WorkDir, entries, p.onDisk(w))
+	_ = r.store.writeIndex(r.GitDir, r.WorkDir, hashes, p.onDisk(w))
 	return nil
 }
 
@@ -385,52 +474,15 @@ func (st *Store) MaterializeKnowledge(src *Repo, h Hash) (*Repo, error) {
 	return st.materialize(st.KnowledgeDir(), "knowledge", KnowledgeLock, src, h, nil)
 }
 
-func (st *Store) materialize(dir, id, lockName string, src *Repo, h Hash, config map[string]string) (_ *Repo, err error) {
-	parent := filepath.Dir(dir)
-	tmp := filepath.Join(parent, ".init-"+filepath.Base(dir))
-	_ = os.RemoveAll(tmp)
-	// Refused history (Copy checks it) leaves nothing behind, not even tmp.
-	defer func() {
-		if err != nil {
-			_ = os.RemoveAll(tmp)
+func (st *Store) materialize(dir, id, lockName string, src *Repo, h Hash, config map[string]string) (*Repo, error) {
+	err := st.makeRepo(dir, repoSpec{id: id, head: MainRef, ckpt: config}, func(r *Repo) error {
+		r.LockName = lockName
+		if _, err := CopyHistory(src, r, h); err != nil {
+			return err
 		}
-	}()
-	gitDir := filepath.Join(tmp, ".git")
-	for _, d := range []string{"objects/info", "objects/pack", "refs/heads", "refs/tags", "info"} {
-		if err := os.MkdirAll(filepath.Join(gitDir, d), DirPerm); err != nil {
-			return nil, err
-		}
-	}
-	var cfg bytes.Buffer
-	cfg.WriteString("[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n[ckpt]\n\tid = " + id + "\n")
-	keys := make([]string, 0, len(config))
-	for k := range config {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		cfg.WriteString("\t" + k + " = " + config[k] + "\n")
-	}
-	for name, data := range map[string][]byte{
-		"HEAD": []byte("ref: " + MainRef + "\n"), "config": cfg.Bytes(),
-		"description": []byte("ckpt " + id + "\n"), "info/exclude": []byte(excludeRules),
-	} {
-		if err := os.WriteFile(filepath.Join(gitDir, name), data, FilePerm); err != nil {
-			return nil, err
-		}
-	}
-	r, err := st.openDir(tmp, id)
+		return r.Checkout(ZeroHash, h, nil)
+	})
 	if err != nil {
-		return nil, err
-	}
-	r.LockName = lockName
-	if _, err := CopyHistory(src, r, h); err != nil {
-		return nil, err
-	}
-	if err := r.Checkout(ZeroHash, h, nil); err != nil {
-		return nil, err
-	}
-	if err := os.Rename(tmp, dir); err != nil {
 		return nil, err
 	}
 	return st.openDir(dir, id)
@@ -480,7 +532,7 @@ func (r *Repo) WriteWorkFiles(files, old, disk map[string][]byte) error {
 	}
 	oldTree := make(map[string]Hash, len(old))
 	for name, b := range old {
-		oldTree[name] = objectHash(plumbing.BlobObject, b)
+		oldTree[name] = BlobHash(b)
 	}
 	_, err := r.applyWorkTree(WorkTreeUpdate{Files: files, Old: oldTree, Disk: disk})
 	return err

@@ -229,7 +229,7 @@ func hostileRepo(t *testing.T, st *Store, id SessionID, tree []byte, extra map[s
 	if err != nil {
 		t.Fatal(err)
 	}
-	ow := newObjectWriter(r.GitDir, false)
+	ow := newRawWriter(r)
 	for _, data := range extra {
 		if _, err := ow.write(plumbing.BlobObject, data); err != nil {
 			t.Fatal(err)
@@ -239,7 +239,7 @@ func hostileRepo(t *testing.T, st *Store, id SessionID, tree []byte, extra map[s
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := ow.write(plumbing.CommitObject, encodeCommit(th, []Hash{head}, st.Opts.Author, st.Opts.Now(), "evil\n"))
+	c, err := ow.write(plumbing.CommitObject, testCommit(t, th, []Hash{head}, st.Opts.Author, st.Opts.Now(), "evil\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,9 +251,9 @@ func hostileRepo(t *testing.T, st *Store, id SessionID, tree []byte, extra map[s
 // test's root changes.
 func TestHostileTreeWritesNothing(t *testing.T) {
 	pwned := []byte("pwned\n")
-	ph := objectHash(plumbing.BlobObject, pwned)
+	ph := BlobHash(pwned)
 	cp := []byte("# C\n")
-	ch := objectHash(plumbing.BlobObject, cp)
+	ch := BlobHash(cp)
 	for _, tc := range []struct {
 		name    string
 		tree    []byte
@@ -311,18 +311,15 @@ func TestCheckHistoryMissingObjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ow := newObjectWriter(r.GitDir, false)
+	ow := newRawWriter(r)
 	missing := plumbing.NewHash("2222222222222222222222222222222222222222")
-	noTree, _ := ow.write(plumbing.CommitObject, encodeCommit(missing, []Hash{head}, st.Opts.Author, st.Opts.Now(), "x\n"))
-	okTree, _ := ow.write(plumbing.TreeObject, rawTree(rawEntry{"100644", "checkpoint.md", objectHash(plumbing.BlobObject, []byte("# C\n"))}))
-	noParent, _ := ow.write(plumbing.CommitObject, encodeCommit(okTree, []Hash{missing}, st.Opts.Author, st.Opts.Now(), "x\n"))
+	noTree, _ := ow.write(plumbing.CommitObject, testCommit(t, missing, []Hash{head}, st.Opts.Author, st.Opts.Now(), "x\n"))
+	okTree, _ := ow.write(plumbing.TreeObject, rawTree(rawEntry{"100644", "checkpoint.md", BlobHash([]byte("# C\n"))}))
+	noParent, _ := ow.write(plumbing.CommitObject, testCommit(t, okTree, []Hash{missing}, st.Opts.Author, st.Opts.Now(), "x\n"))
 	blobless, _ := ow.write(plumbing.TreeObject, rawTree(rawEntry{"100644", "checkpoint.md", missing}))
-	noBlob, _ := ow.write(plumbing.CommitObject, encodeCommit(blobless, []Hash{head}, st.Opts.Author, st.Opts.Now(), "x\n"))
+	noBlob, _ := ow.write(plumbing.CommitObject, testCommit(t, blobless, []Hash{head}, st.Opts.Author, st.Opts.Now(), "x\n"))
 	treeAsBlob, _ := ow.write(plumbing.TreeObject, rawTree(rawEntry{"100644", "checkpoint.md", okTree}))
-	wrongType, _ := ow.write(plumbing.CommitObject, encodeCommit(treeAsBlob, []Hash{head}, st.Opts.Author, st.Opts.Now(), "x\n"))
-	if err := ow.flush(); err != nil {
-		t.Fatal(err)
-	}
+	wrongType, _ := ow.write(plumbing.CommitObject, testCommit(t, treeAsBlob, []Hash{head}, st.Opts.Author, st.Opts.Now(), "x\n"))
 	for _, tc := range []struct {
 		name   string
 		commit Hash
@@ -345,9 +342,9 @@ func TestCheckHistoryMissingObjects(t *testing.T) {
 	if err := CheckHistory(r, wrongType, nil); err == nil || err.Error() != want {
 		t.Fatalf("CheckHistory = %v, want %s", err, want)
 	}
-	otherTree, _ := ow.write(plumbing.TreeObject, rawTree(rawEntry{"100644", "notes.md", objectHash(plumbing.BlobObject, []byte("# C\n"))}))
+	otherTree, _ := ow.write(plumbing.TreeObject, rawTree(rawEntry{"100644", "notes.md", BlobHash([]byte("# C\n"))}))
 	asBlob, _ := ow.write(plumbing.TreeObject, rawTree(rawEntry{"100644", "checkpoint.md", otherTree}))
-	unseen, _ := ow.write(plumbing.CommitObject, encodeCommit(asBlob, []Hash{head}, st.Opts.Author, st.Opts.Now(), "x\n"))
+	unseen, _ := ow.write(plumbing.CommitObject, testCommit(t, asBlob, []Hash{head}, st.Opts.Author, st.Opts.Now(), "x\n"))
 	want2 := "commit " + short(unseen) + `: tree entry "checkpoint.md": ` + short(otherTree) + " is a tree, not a blob"
 	if err := CheckHistory(r, unseen, nil); err == nil || err.Error() != want2 {
 		t.Fatalf("CheckHistory = %v, want %s", err, want2)

@@ -66,11 +66,16 @@ type Options struct {
 	Cause string
 	// AllowShrink lets the agent's checkpoint lose more entries than the shrink guard allows.
 	AllowShrink bool
+
+	autosaved bool // the work tree was committed as it was, before this attempt
 }
 
 // Report says what a sync did (or, with DryRun, would do).
 type Report struct {
-	Session    string                `json:"session"`
+	Session string `json:"session"`
+	// Autosave is the commit of the work tree as it was, made first when the sync would
+	// replace bytes no commit holds.
+	Autosave   *checkpoint.Autosave  `json:"autosave,omitempty"`
 	Mode       string                `json:"mode"`
 	DryRun     bool                  `json:"dry_run"`
 	Commit     string                `json:"commit,omitempty"`
@@ -218,6 +223,24 @@ func (s *Service) syncOnce(r *repo.Repo, o Options) (*Report, error) {
 
 	if err := checkPlaced(t, doc, files, mem, entries, rep, r.WorkPath(checkpoint.NotesFile)); err != nil {
 		return nil, err
+	}
+
+	// Replacing a one-value section (the intent, the next action) drops what it held: when
+	// that is in no commit, the work tree is committed as it is first and the sync starts
+	// again from there, so every byte the agent wrote stays in history.
+	if o.Mode == Full && !o.DryRun && !o.autosaved && replacesUncommitted(t, rep, old[checkpoint.File], disk[checkpoint.File]) {
+		_, _, auto, err := s.cp.Autosave(r, head, old, disk, "full sync")
+		if err != nil {
+			return nil, err
+		}
+		if auto != nil && auto.Commit != repo.ZeroHash {
+			o.autosaved = true
+			again, err := s.syncOnce(r, o)
+			if again != nil {
+				again.Autosave = auto
+			}
+			return again, err
+		}
 	}
 
 	co := checkpoint.CommitOptions{Trigger: checkpoint.Trigger(o.Mode), Cause: o.Cause, AllowShrink: o.AllowShrink}
@@ -401,4 +424,30 @@ func (s *Service) PendingNotes(r *repo.Repo) (int, error) {
 		return 0, err
 	}
 	return len(parseNotes(b, tmpl)), nil
+}
+
+// replacesUncommitted reports whether the sync replaced a one-value section more than once
+// (an earlier entry of the same notes dropped), or replaced one whose text on disk no
+// commit holds (the agent's own edit of it).
+func replacesUncommitted(t *checkpoint.Template, rep *Report, committed, disk []byte) bool {
+	n := map[sections.ID]int{}
+	for _, e := range rep.Entries {
+		if e.Dest.Status == "replaced" && e.Dest.Repo == "session" {
+			n[e.Dest.Section]++
+		}
+	}
+	if len(n) == 0 {
+		return false
+	}
+	before, now := t.Parse(committed), t.Parse(disk)
+	for id, k := range n {
+		if k > 1 {
+			return true
+		}
+		a, b := before.Section(id), now.Section(id)
+		if a == nil || b == nil || !bytes.Equal(a.Body, b.Body) {
+			return true
+		}
+	}
+	return false
 }

@@ -92,6 +92,7 @@ func runSync(c *cli.Context, env *Env) error {
 	if err != nil {
 		return a.reportCommit(c, r, checkpoint.Result{}, err)
 	}
+	printAutosave(env, r, rep.Autosave)
 	for _, w := range rep.Warnings {
 		fmt.Fprintf(env.Stderr, "ckpt: warning: %s\n", w)
 	}
