@@ -35,10 +35,16 @@ func settleReplacing(t *checkpoint.Template, rs []routed) {
 	last := map[string]int{} // section -> the index of the entry that takes it
 	for i := range rs {
 		r := &rs[i]
-		if r.Dest.Repo != "session" || !replaces(r.Role) {
+		// The section decides, as in applyRouted: config may route any tag to a one-value
+		// section, or an [intent] elsewhere.
+		role := roleOf(t, r.Dest.Section)
+		if role == "" {
+			role = r.Role
+		}
+		if r.Dest.Repo != "session" || !replaces(role) {
 			continue
 		}
-		if r.Role == templates.RoleIntent {
+		if role == templates.RoleIntent && r.Role == templates.RoleIntent {
 			if kind := templates.RequestKind(firstLine(r.Entry.Text)); kind != templates.RequestCommitting {
 				toCatchAll(r, kind+" request: the intent is kept")
 				continue
