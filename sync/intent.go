@@ -74,13 +74,11 @@ var paraphraseLine = sync.OnceValue(func() *regexp.Regexp {
 // much was cut and repeats the exact values (literals) the cut took away. Continuation lines
 // are kept. A template without a blockquoted intent section gets the request as written.
 func renderIntent(t *checkpoint.Template, text string) string {
-	first, rest, _ := strings.Cut(text, "\n")
-	first = strings.TrimSpace(first)
+	_, rest, _ := strings.Cut(text, "\n")
 	if t.Spec.Blockquote == "" || sections.ID(t.Spec.Blockquote) != t.Section(templates.RoleIntent) {
 		return renderEntry(t, templates.RoleIntent, "intent", text)
 	}
-	request := strings.TrimSpace(strings.TrimPrefix(first, ">"))
-	request = unquote(request)
+	request := requestOf(text)
 	var cont []string
 	paraphrase := ""
 	for _, l := range strings.Split(rest, "\n") {
@@ -111,6 +109,28 @@ func renderIntent(t *checkpoint.Template, text string) string {
 	}
 	out = append(out, cont...)
 	return strings.Join(out, "\n")
+}
+
+// cutsRequest reports whether an [intent] entry that replaced the intent section was cut to
+// maxQuote characters: the full request then lives only in notes.md, which the sync resets.
+func cutsRequest(t *checkpoint.Template, rep *Report) bool {
+	if t.Spec.Blockquote == "" || sections.ID(t.Spec.Blockquote) != t.Section(templates.RoleIntent) {
+		return false
+	}
+	for _, e := range rep.Entries {
+		if e.Dest.Status == "replaced" && e.Dest.Repo == "session" && e.Dest.Section == t.Section(templates.RoleIntent) &&
+			len([]rune(requestOf(e.Text))) > maxQuote {
+			return true
+		}
+	}
+	return false
+}
+
+// requestOf is the verbatim request of an [intent] entry: its first line, without a
+// blockquote marker and one pair of quotes.
+func requestOf(text string) string {
+	first, _, _ := strings.Cut(text, "\n")
+	return unquote(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(first), ">")))
 }
 
 // paraphraseText is the paraphrase line under a cut request, in the template's language.

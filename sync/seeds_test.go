@@ -10,6 +10,7 @@ import (
 	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/internal/gittest"
 	"github.com/ckpt-dev/ckpt/knowledge"
+	"github.com/ckpt-dev/ckpt/repo"
 	"github.com/ckpt-dev/ckpt/sections"
 )
 
@@ -58,6 +59,13 @@ func TestSeedRulesBilling(t *testing.T) {
 	if !strings.HasPrefix(body("§1"), `> "Implement the shadow-read diff job for invoice_ledger`) || !strings.Contains(body("§1"), `..."`) ||
 		!strings.Contains(body("§1"), "(paraphrase: the request goes on for ") || !strings.Contains(body("§1"), "`--since 2026-05-01 --shard eu`") {
 		t.Errorf("§1:\n%s", body("§1"))
+	}
+	// The cut loses nothing: notes.md, the only place of the whole request, was committed
+	// first (autosave), and the sync's commit sits on it.
+	if rep.Autosave == nil || rep.Autosave.Commit == repo.ZeroHash {
+		t.Errorf("no autosave before the cut: %+v", rep.Autosave)
+	} else if notes := gittest.Git(t, r.Dir, "show", rep.Autosave.Commit.String()+":notes.md"); !strings.Contains(notes, "run it with `--since 2026-05-01 --shard eu` before the US shard\"") {
+		t.Errorf("the autosave's notes.md lacks the whole request:\n%s", notes)
 	}
 	if !strings.Contains(body("§11"), `- "list every writer of invoice_ledger"`) {
 		t.Errorf("§11 lacks the inspecting request:\n%s", body("§11"))

@@ -225,10 +225,11 @@ func (s *Service) syncOnce(r *repo.Repo, o Options) (*Report, error) {
 		return nil, err
 	}
 
-	// Replacing a one-value section (the intent, the next action) drops what it held: when
-	// that is in no commit, the work tree is committed as it is first and the sync starts
-	// again from there, so every byte the agent wrote stays in history.
-	if o.Mode == Full && !o.DryRun && !o.autosaved && replacesUncommitted(t, rep, old[checkpoint.File], disk[checkpoint.File]) {
+	// Replacing a one-value section (the intent, the next action) drops what it held, and a
+	// request cut to 200 characters in §1 keeps its whole text only in notes.md, which the
+	// sync resets: when that is in no commit, the work tree is committed as it is first and
+	// the sync starts again from there, so every byte the agent wrote stays in history.
+	if o.Mode == Full && !o.DryRun && !o.autosaved && (replacesUncommitted(t, rep, old[checkpoint.File], disk[checkpoint.File]) || cutsRequest(t, rep)) {
 		_, _, auto, err := s.cp.Autosave(r, head, old, disk, "full sync")
 		if err != nil {
 			return nil, err
