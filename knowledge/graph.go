@@ -1,8 +1,9 @@
 // Package knowledge keeps the store's knowledge repository: knowledge-graph.md (seed 002's
-// L1), where each session's Key Decisions are promoted to wait for review, and MEMORY.md,
-// the project memory a full sync writes. It parses and renders the graph byte for byte,
-// promotes decisions (one entry per decision across sessions, with their provenance),
-// merges two machines' graphs by entry id, and commits reviews and promotions.
+// L1), where each session's Key Decisions (and proposed project rules) are promoted to wait
+// for review, and MEMORY.md (seed 000), the project memory a full sync writes and into which
+// an accepted entry goes once. It parses and renders the graph byte for byte, promotes
+// decisions (one entry per decision across sessions, with their provenance), merges two
+// machines' graphs by entry id, and commits reviews and promotions.
 package knowledge
 
 import (
@@ -43,9 +44,17 @@ type Provenance struct {
 	Time    string `json:"time"`
 }
 
-// Entry is one decision in the knowledge graph.
+// Kinds of knowledge graph entry: a Key Decision (six 🔑, eleven §10), or a project rule
+// (a §3 `Dn:` line MEMORY.md's rules lack). Accepted, each goes to its MEMORY.md section.
+const (
+	KindDecision = "decision"
+	KindRule     = "rule"
+)
+
+// Entry is one decision (or proposed rule) in the knowledge graph.
 type Entry struct {
 	ID         string       `json:"id"`
+	Kind       string       `json:"kind"` // KindDecision or KindRule
 	State      string       `json:"state"`
 	Text       string       `json:"text"`
 	Provenance []Provenance `json:"provenance"`
@@ -65,6 +74,7 @@ var (
 	kgEntryHeading = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^### (K-[0-9a-f]{8,})\s*$`) })
 	kgFrom         = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^- from: (\S+) @ ([0-9a-f]+) \(([^)]*)\)\s*$`) })
 	kgSupersedes   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^- supersedes: (K-[0-9a-f]{8,})\s*$`) })
+	kgKind         = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^- kind: (rule|decision)\s*$`) })
 	supersedesRef  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`supersedes:?\s+(K-[0-9a-f]{8,})`) })
 )
 
@@ -99,6 +109,20 @@ func DecisionID(text string) string {
 	return "K-" + hex.EncodeToString(sum[:4])
 }
 
+// RuleID is the stable id of a proposed rule: K- and 8 hex digits of the hash of its
+// RuleKey, so the same rule, reworded or numbered differently, is one entry.
+func RuleID(text string) string {
+	sum := sha1.Sum([]byte("rule\x00" + RuleKey(text)))
+	return "K-" + hex.EncodeToString(sum[:4])
+}
+
+func entryID(kind, text string) string {
+	if kind == KindRule {
+		return RuleID(text)
+	}
+	return DecisionID(text)
+}
+
 // Parse reads knowledge-graph.md. It accepts what RenderKnowledgeGraph writes
 // and tolerates hand edits: unknown lines inside an entry become part of its text.
 func Parse(src []byte) (*Graph, error) {
@@ -122,7 +146,7 @@ func Parse(src []byte) (*Graph, error) {
 				return nil, fmt.Errorf("%s:%d: entry %s appears twice", File, i+1, m[1])
 			}
 			seen[m[1]] = true
-			cur = &Entry{ID: m[1], State: state}
+			cur = &Entry{ID: m[1], Kind: KindDecision, State: state}
 			kg.Entries = append(kg.Entries, cur)
 			continue
 		}
@@ -138,6 +162,10 @@ func Parse(src []byte) (*Graph, error) {
 		}
 		if m := kgSupersedes().FindStringSubmatch(l); m != nil {
 			cur.Supersedes = append(cur.Supersedes, m[1])
+			continue
+		}
+		if m := kgKind().FindStringSubmatch(l); m != nil && len(cur.Provenance) > 0 {
+			cur.Kind = m[1]
 			continue
 		}
 		if len(cur.Provenance) == 0 && len(cur.Supersedes) == 0 {
@@ -185,6 +213,9 @@ func (kg *Graph) Render() []byte {
 			for _, s := range e.Supersedes {
 				b.WriteString("- supersedes: " + s + "\n")
 			}
+			if e.Kind == KindRule {
+				b.WriteString("- kind: rule\n")
+			}
 		}
 	}
 	return b.Bytes()
@@ -213,9 +244,10 @@ func (kg *Graph) Find(id string) (*Entry, error) {
 	return match, nil
 }
 
-// Promotion is one decision offered to the knowledge graph.
+// Promotion is one decision (or rule) offered to the knowledge graph.
 type Promotion struct {
 	ID    string `json:"id"`
+	Kind  string `json:"kind"`
 	Text  string `json:"text"`
 	State string `json:"state"`
 	// Outcome is "new" (a new entry), "provenance" (a known decision from another session:
@@ -228,15 +260,25 @@ type Promotion struct {
 // when review is off), known ones (same normalized text) gain this session's provenance
 // once, rejected ones are left alone.
 func (kg *Graph) Promote(decisions []string, prov Provenance, review bool) []Promotion {
+	return kg.promote(KindDecision, decisions, prov, review)
+}
+
+// ProposeRules adds project rules (§3 `Dn:` lines MEMORY.md lacks) as Promote adds
+// decisions: accepted, they go to MEMORY.md's rules.
+func (kg *Graph) ProposeRules(rules []string, prov Provenance, review bool) []Promotion {
+	return kg.promote(KindRule, rules, prov, review)
+}
+
+func (kg *Graph) promote(kind string, decisions []string, prov Provenance, review bool) []Promotion {
 	byID := map[string]*Entry{}
 	for _, e := range kg.Entries {
 		byID[e.ID] = e
-		byID[DecisionID(e.Text)] = e
+		byID[entryID(e.Kind, e.Text)] = e
 	}
 	var out []Promotion
 	for _, d := range decisions {
-		id := DecisionID(d)
-		p := Promotion{ID: id, Text: d}
+		id := entryID(kind, d)
+		p := Promotion{ID: id, Kind: kind, Text: d}
 		if e, ok := byID[id]; ok {
 			p.ID, p.State = e.ID, e.State
 			switch {
@@ -251,7 +293,7 @@ func (kg *Graph) Promote(decisions []string, prov Provenance, review bool) []Pro
 			out = append(out, p)
 			continue
 		}
-		e := &Entry{ID: id, State: StatePending, Text: d, Provenance: []Provenance{prov}}
+		e := &Entry{ID: id, Kind: kind, State: StatePending, Text: d, Provenance: []Provenance{prov}}
 		if !review {
 			e.State = StateAccepted
 		}

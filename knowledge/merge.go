@@ -39,6 +39,9 @@ func Merge(base, ours, theirs []byte) ([]byte, error) {
 		if oe.State == baseState[te.ID] && te.State != oe.State {
 			oe.State = te.State
 		}
+		if te.Kind == KindRule {
+			oe.Kind = KindRule
+		}
 		for _, p := range te.Provenance {
 			dup := false
 			for _, q := range oe.Provenance {

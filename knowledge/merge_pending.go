@@ -95,12 +95,7 @@ func CommitDisk(st *repo.Store, message string) (repo.Hash, bool, error) {
 // commitFinishing makes req a commit of the knowledge repository that also finishes a
 // merge a pull left pending.
 func commitFinishing(kr *repo.Repo, req repo.CommitRequest) (repo.Hash, bool, error) {
-	parents, mh, err := pendingMerge(kr, req.Files)
-	if err != nil {
-		return repo.ZeroHash, false, err
-	}
-	req.Parents, req.Force = parents, parents != nil
-	p, err := kr.Prepare(req)
+	p, mh, err := prepareFinishing(kr, req)
 	if err != nil {
 		return repo.ZeroHash, false, err
 	}
@@ -108,6 +103,18 @@ func commitFinishing(kr *repo.Repo, req repo.CommitRequest) (repo.Hash, bool, er
 		return repo.ZeroHash, false, err
 	}
 	return p.Commit(), p.Changed(), finishMerge(kr, mh, p)
+}
+
+// prepareFinishing prepares req as a commit that also finishes a pending merge, and returns
+// that merge's head (ZeroHash when none) for finishMerge once the commit is applied.
+func prepareFinishing(kr *repo.Repo, req repo.CommitRequest) (*repo.Prepared, repo.Hash, error) {
+	parents, mh, err := pendingMerge(kr, req.Files)
+	if err != nil {
+		return nil, repo.ZeroHash, err
+	}
+	req.Parents, req.Force = parents, parents != nil
+	p, err := kr.Prepare(req)
+	return p, mh, err
 }
 
 // finishMerge clears MERGE_HEAD once a commit that finishes the merge is on main.

@@ -21,10 +21,17 @@ import (
 type Update struct {
 	// Decisions are the session's decisions, oldest first, From its checkpoint.
 	Decisions []string
-	From      Provenance
+	// Rules are the session's project rules (§3 `Dn:` lines) that MEMORY.md lacks: proposed
+	// like decisions, and written to MEMORY.md's rules once accepted.
+	Rules []string
+	From  Provenance
 	// Memory is MEMORY.md as the sync leaves it; OldMemory as it read it (nil: none yet).
-	Memory, OldMemory []byte
-	// Review sends new decisions to Pending review rather than Accepted.
+	// MemoryTemplate starts a MEMORY.md that does not exist yet.
+	Memory, OldMemory, MemoryTemplate []byte
+	// MemoryPath is where MEMORY.md lives (MemoryPath); "" is the knowledge repository's.
+	MemoryPath string
+	// Review sends new decisions to Pending review rather than Accepted. Without review,
+	// a new decision is accepted at once, and goes to MEMORY.md at once.
 	Review bool
 }
 
@@ -38,8 +45,15 @@ type FileChange struct {
 // until Unlock.
 type Change struct {
 	Promotions []Promotion
+	// Remembered are the ids of accepted entries written to MEMORY.md.
+	Remembered []string
 	// Files are the files that change, by name; none when nothing does.
 	Files []FileChange
+
+	// memoryPath is a MEMORY.md outside the knowledge repository, replaced by Apply.
+	memoryPath           string
+	oldMemory, newMemory []byte
+	fsync                bool
 
 	repo     *repo.Repo
 	prepared *repo.Prepared
@@ -81,9 +95,32 @@ func Prepare(st *repo.Store, u Update, dry bool) (*Change, error) {
 	if err != nil {
 		return fail(fmt.Errorf("%s: %w", filepath.Join(dir, File), err))
 	}
-	kc.Promotions = kg.Promote(u.Decisions, u.From, u.Review)
-	files := map[string][]byte{File: kg.Render(), MemoryFile: u.Memory}
+	kc.Promotions = append(kg.Promote(u.Decisions, u.From, u.Review), kg.ProposeRules(u.Rules, u.From, u.Review)...)
+	memory := u.Memory
+	if !u.Review {
+		// Accepted at once: to MEMORY.md now, as ckpt kg accept would.
+		var accepted []*Entry
+		for _, p := range kc.Promotions {
+			if p.Outcome == "new" {
+				if e, err := kg.Find(p.ID); err == nil {
+					accepted = append(accepted, e)
+				}
+			}
+		}
+		if len(accepted) > 0 {
+			memory, kc.Remembered, _ = AddAccepted(st.Home, memory, u.MemoryTemplate, accepted)
+		}
+	}
+	files := map[string][]byte{File: kg.Render(), MemoryFile: memory}
 	old := map[string][]byte{File: oldKG, MemoryFile: u.OldMemory}
+	if own := filepath.Join(dir, MemoryFile); u.MemoryPath != "" && filepath.Clean(u.MemoryPath) != own {
+		// MEMORY.md lives elsewhere: Apply replaces it there, and the repository's copy
+		// follows it, whatever the copy held.
+		kc.memoryPath, kc.oldMemory, kc.newMemory, kc.fsync = u.MemoryPath, u.OldMemory, memory, st.Opts.Fsync
+		if old[MemoryFile], err = ReadMemory(own); err != nil {
+			return fail(err)
+		}
+	}
 	for _, name := range []string{File, MemoryFile} {
 		if !bytes.Equal(old[name], files[name]) {
 			kc.Files = append(kc.Files, FileChange{Name: name, Old: old[name], New: files[name]})
@@ -173,10 +210,22 @@ func (k *Change) Apply() (repo.Hash, error) {
 		k.discard()
 		return repo.ZeroHash, err
 	}
+	if err := k.writeMemory(); err != nil {
+		return repo.ZeroHash, k.Rollback(err)
+	}
 	if err := finishMerge(k.repo, k.mergeHead, k.prepared); err != nil {
 		return k.prepared.Commit(), err
 	}
 	return k.prepared.Commit(), nil
+}
+
+// writeMemory replaces a MEMORY.md outside the knowledge repository, only while it holds the
+// bytes the change was made from.
+func (k *Change) writeMemory() error {
+	if k.memoryPath == "" || bytes.Equal(k.oldMemory, k.newMemory) {
+		return nil
+	}
+	return writeMemory(k.memoryPath, k.oldMemory, k.newMemory, k.fsync)
 }
 
 // Rollback undoes an applied change after the session's commit failed, and returns err.

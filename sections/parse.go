@@ -167,8 +167,8 @@ func scanHeadings(body []byte, off int) (out []heading, ok bool) {
 		for ind < len(l) && l[ind] == ' ' {
 			ind++
 		}
-		if bytes.IndexByte(l, 0) >= 0 {
-			return nil, false
+		if bytes.IndexByte(l, 0) >= 0 || loneCR(l) {
+			return nil, false // NUL, and a carriage return that ends a line by itself
 		}
 		if fence != nil {
 			if ind <= 3 && closesFence(l[ind:], fence) {
@@ -215,6 +215,22 @@ func scanHeadings(body []byte, off int) (out []heading, ok bool) {
 		start = end
 	}
 	return out, true
+}
+
+// loneCR reports whether l holds a carriage return not followed by a line feed: CommonMark
+// ends a line there ("<pre\r#" is two lines), and the scanner splits lines at line feeds only.
+func loneCR(l []byte) bool {
+	for i := bytes.IndexByte(l, '\r'); i >= 0; {
+		if i+1 >= len(l) || l[i+1] != '\n' {
+			return true
+		}
+		j := bytes.IndexByte(l[i+1:], '\r')
+		if j < 0 {
+			return false
+		}
+		i += 1 + j
+	}
+	return false
 }
 
 // fenceRun returns the run of 3 or more backticks or tildes that opens l, or nil.
@@ -585,7 +601,9 @@ func htmlBlockStart(l []byte) htmlKind {
 	name, after := strings.ToLower(string(rest[:n])), rest[n:]
 	if !closing {
 		for _, raw := range rawTags {
-			if name == raw && (len(after) == 0 || after[0] == ' ' || after[0] == '\t' || after[0] == '>' || bytes.HasPrefix(after, []byte("/>"))) {
+			// After the name: white space as CommonMark (and goldmark's \s) has it, form feed
+			// included, or the tag's end.
+			if name == raw && (len(after) == 0 || after[0] == ' ' || after[0] == '\t' || after[0] == '\f' || after[0] == '>' || bytes.HasPrefix(after, []byte("/>"))) {
 				return htmlRaw
 			}
 		}

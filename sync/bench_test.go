@@ -81,7 +81,7 @@ func BenchmarkMergeFull200KB1000Notes(b *testing.B) {
 		doc := tt.Parse(cp)
 		ed := newEditor(doc, "")
 		files := map[string][]byte{checkpoint.NotesFile: notes}
-		mergeFull(tt, ed, nil, files, nil, nil, nil, tt.Spec.Budgets, "bench", &Report{})
+		mergeFull(tt, ed, nil, files, nil, nil, "", nil, tt.Spec.Budgets, "bench", &Report{})
 		_ = doc.Render()
 	}
 }

@@ -2,6 +2,7 @@ package sync
 
 import (
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -99,8 +100,19 @@ func TestPromotionWithoutReview(t *testing.T) {
 		t.Fatal(err)
 	}
 	kg, _ := knowledge.Load(ts.Store)
-	if len(kg.Entries) != 1 || kg.Entries[0].State != knowledge.StateAccepted {
-		t.Errorf("entries = %+v, want one accepted", kg.Entries)
+	// The §10 decision, and the §3 rule D3 that MEMORY.md (none yet) lacks: both accepted
+	// at once, and so both in MEMORY.md at once.
+	if len(kg.Entries) != 2 || kg.Entries[0].State != knowledge.StateAccepted || kg.Entries[0].Kind != knowledge.KindDecision ||
+		kg.Entries[1].State != knowledge.StateAccepted || kg.Entries[1].Kind != knowledge.KindRule {
+		t.Fatalf("entries = %+v %+v, want an accepted decision and an accepted rule", kg.Entries[0], kg.Entries[len(kg.Entries)-1])
+	}
+	mem, err := os.ReadFile(filepath.Join(ts.Store.KnowledgeDir(), knowledge.MemoryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(mem), "## 规则\n- D3: 不要用 try/catch —— 使用提前返回 ("+kg.Entries[1].ID+"; from a @ ") ||
+		!strings.Contains(string(mem), "## 架构决策\n- 决定按 §N 编号而不是标题文字识别章节，因为标题可能被翻译 ("+kg.Entries[0].ID+"; from a @ ") {
+		t.Errorf("MEMORY.md:\n%s", mem)
 	}
 }
 

@@ -62,7 +62,7 @@ func (rt *router) route(e note) routed {
 			r.Tag = "done"
 		default:
 			for _, k := range rt.t.Spec.Keywords {
-				if k.Pattern().MatchString(text) {
+				if k.Matches(text) {
 					r.Tag = k.Tag
 					break
 				}

@@ -1,7 +1,9 @@
-// Package sync reconciles a session's files (seed 002's sparse and full checkpoints): `Sync`
-// routes notes.md into the checkpoint section by section, keeps every literal, tidies §3,
-// recovers the delta from transcripts and logs, renders the task tree, spills sections over
-// budget, and promotes Key Decisions into the knowledge graph. The result is committed
+// Package sync reconciles a session's files (seed 002's sparse and full checkpoints) the way
+// seed 000's checkpoint writer does: `Sync` routes notes.md into the checkpoint section by
+// section, keeps every literal, tidies §3, recovers the delta from transcripts and logs,
+// renders the task tree, reconciles subagents' progress files, spills sections over budget,
+// and promotes Key Decisions (and the §3 rules MEMORY.md lacks) into the knowledge graph.
+// docs/sync.md states each rule with the seed line it comes from. The result is committed
 // through package checkpoint, the one path to a commit.
 //
 // It never prints: results come back as values for cmd/ckpt to show.
@@ -14,6 +16,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -54,6 +57,9 @@ type Options struct {
 	Recorded string
 	Logs     []string // daily logs memory/YYYY-MM-DD.md
 	Tasks    string   // task database (JSON)
+	// TaskDir holds subagents' <id>/progress.md files (seed 000's TASK_MEM_DIR); "" is the
+	// directory of Tasks, when given.
+	TaskDir string
 	// Cause is what ran the sync, the commit's Ckpt-Cause trailer (cron, hook:pre-commit,
 	// claude:PreCompact; checkpoint.ParseCause); "" when run by hand. Its Ckpt-Trigger is
 	// the mode, whatever ran it.
@@ -79,9 +85,11 @@ type Report struct {
 	Spills     []Spill               `json:"spills"`
 	Promotions []knowledge.Promotion `json:"promotions"`
 	Moved      []MovedLine           `json:"moved"`
-	Delta      delta.Report          `json:"delta"`
-	Tasks      int                   `json:"tasks"`
-	Warnings   []string              `json:"warnings"`
+	// Progress are the subagents' progress files the sync reconciled (seed 000 §4).
+	Progress []ProgressReport `json:"progress"`
+	Delta    delta.Report     `json:"delta"`
+	Tasks    int              `json:"tasks"`
+	Warnings []string         `json:"warnings"`
 	// Changes are the section changes of checkpoint.md, for --dry-run's diff.
 	Changes []sections.Change `json:"-"`
 	// Files are the files that changed, with their old and new bytes, for --dry-run.
@@ -149,7 +157,7 @@ func (s *Service) syncOnce(r *repo.Repo, o Options) (*Report, error) {
 	if err := s.cp.Recover(r); err != nil {
 		return nil, err
 	}
-	rep := &Report{Session: r.ID, Mode: o.Mode, DryRun: o.DryRun, Entries: []EntryReport{}, Spills: []Spill{}, Promotions: []knowledge.Promotion{}, Moved: []MovedLine{}, Warnings: []string{}}
+	rep := &Report{Session: r.ID, Mode: o.Mode, DryRun: o.DryRun, Entries: []EntryReport{}, Spills: []Spill{}, Progress: []ProgressReport{}, Promotions: []knowledge.Promotion{}, Moved: []MovedLine{}, Warnings: []string{}}
 	t, err := s.cp.LoadTemplate(r.Template())
 	if err != nil {
 		return nil, err
@@ -205,27 +213,23 @@ func (s *Service) syncOnce(r *repo.Repo, o Options) (*Report, error) {
 		for k, v := range s.cp.Config.Budgets[t.Name] {
 			budgets[k] = v
 		}
-		entries = mergeFull(t, ed, mem, files, notesTmpl, db, s.cp.Config.Routing[t.Name], budgets, r.ID, rep)
+		taskDir := o.TaskDir
+		if taskDir == "" && o.Tasks != "" {
+			taskDir = filepath.Dir(o.Tasks)
+		}
+		entries = mergeFull(t, ed, mem, files, notesTmpl, db, taskDir, s.cp.Config.Routing[t.Name], budgets, r.ID, rep)
 	}
 	files[checkpoint.File] = doc.Render()
 
-	// Every entry has a place and every literal survives byte for byte, or nothing is written.
-	for i, e := range entries {
-		if rep.Entries[i].Dest.Status == "dropped" {
-			return nil, fmt.Errorf("%s:%d: no section of %s can take this entry (the checkpoint lacks %s); sync aborted, nothing written", r.WorkPath(checkpoint.NotesFile), e.Line, checkpoint.File, rep.Entries[i].Dest.Section)
-		}
-		rep.Entries[i].Literals = e.literals()
-		for _, lit := range rep.Entries[i].Literals {
-			if !containsLiteral(t, doc, files, mem, rep.Entries[i].Dest, lit) {
-				return nil, fmt.Errorf("%s:%d: %w: %s; sync aborted, nothing written", r.WorkPath(checkpoint.NotesFile), e.Line, ErrLiteralLost, lit)
-			}
-		}
+	if err := checkPlaced(t, doc, files, mem, entries, rep, r.WorkPath(checkpoint.NotesFile)); err != nil {
+		return nil, err
 	}
 
-	// Replacing a one-value section (the intent, the next action) drops what it held: when
-	// that is in no commit, the work tree is committed as it is first and the sync starts
-	// again from there, so every byte the agent wrote stays in history.
-	if o.Mode == Full && !o.DryRun && !o.autosaved && replacesUncommitted(t, rep, old[checkpoint.File], disk[checkpoint.File]) {
+	// Replacing a one-value section (the intent, the next action) drops what it held, and a
+	// request cut to 200 characters in §1 keeps its whole text only in notes.md, which the
+	// sync resets: when that is in no commit, the work tree is committed as it is first and
+	// the sync starts again from there, so every byte the agent wrote stays in history.
+	if o.Mode == Full && !o.DryRun && !o.autosaved && (replacesUncommitted(t, rep, old[checkpoint.File], disk[checkpoint.File]) || cutsRequest(t, rep)) {
 		_, _, auto, err := s.cp.Autosave(r, head, old, disk, "full sync")
 		if err != nil {
 			return nil, err
@@ -259,8 +263,10 @@ func (s *Service) syncOnce(r *repo.Repo, o Options) (*Report, error) {
 	if o.Mode == Full {
 		kp, err = knowledge.Prepare(s.cp.Store, knowledge.Update{
 			Decisions: sessionDecisions(t, doc, files),
+			Rules:     proposedRules(t, doc, mem),
 			From:      knowledge.Provenance{Session: r.ID, Commit: shortCommit(sp, head), Time: checkpoint.FormatTime(now)},
-			Memory:    mem.doc.Render(), OldMemory: mem.old, Review: s.cp.Config.Review(),
+			Memory:    mem.doc.Render(), OldMemory: mem.old, MemoryTemplate: mem.tmpl, MemoryPath: mem.path,
+			Review: s.cp.Config.Review(),
 		}, o.DryRun)
 		if err != nil {
 			return nil, err
@@ -326,6 +332,33 @@ func findingsText(fs []sections.Finding) []string {
 		out = append(out, fmt.Sprintf("%s:%d: %s: %s", checkpoint.File, f.Line, f.Severity, f.Message))
 	}
 	return out
+}
+
+// checkPlaced holds a full sync to its promise: every notes entry has a place and every
+// literal of it is there byte for byte, or nothing is written. The sync places superseded
+// and unplaceable entries itself (the catch-all, a spill file), so this fails only for a loss
+// it could not place; the error names the notes entry, so that one edit of notes.md lets the
+// next sync (and every hook and tick after it) through.
+func checkPlaced(t *checkpoint.Template, doc *sections.Document, files map[string][]byte, mem *memoryDoc, entries []note, rep *Report, notesPath string) error {
+	for i, e := range entries {
+		rep.Entries[i].Literals = e.literals()
+		for _, lit := range rep.Entries[i].Literals {
+			if !containsLiteral(t, doc, files, mem, rep.Entries[i].Dest, lit) {
+				return hint.New(fmt.Errorf("%s:%d: %w: %s (entry %q); sync aborted, nothing written", notesPath, e.Line, ErrLiteralLost, lit, clipEntry(e.Raw)),
+					"edit or remove that entry in %s (line %d), then sync again", notesPath, e.Line)
+			}
+		}
+	}
+	return nil
+}
+
+// clipEntry is an entry's first line, cut to 80 characters, for an error message.
+func clipEntry(raw string) string {
+	l := []rune(firstLine(raw))
+	if len(l) > 80 {
+		l = append(l[:79], '…')
+	}
+	return string(l)
 }
 
 // containsLiteral looks for an exact literal where its entry went (the section, or that

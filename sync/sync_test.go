@@ -15,6 +15,7 @@ import (
 	"github.com/ckpt-dev/ckpt/internal/config"
 	"github.com/ckpt-dev/ckpt/internal/gittest"
 	"github.com/ckpt-dev/ckpt/internal/golden"
+	"github.com/ckpt-dev/ckpt/internal/hint"
 	"github.com/ckpt-dev/ckpt/knowledge"
 	"github.com/ckpt-dev/ckpt/repo"
 	"github.com/ckpt-dev/ckpt/sections"
@@ -226,23 +227,61 @@ func TestSyncDryRunWritesNothing(t *testing.T) {
 	}
 }
 
-func TestSyncAbortsWhenALiteralWouldBeLost(t *testing.T) {
-	ts := newTestService(t, nil)
-	notes := []byte("# Notes\n\n_x_\n\n- [intent] deploy with `--region=eu-west-1`\n- [intent] deploy later\n")
-	r := ts.session(t, "s", "six", corpusFile(t, "six/checkpoint.md"), notes)
-	h1, _ := r.Head()
-	_, err := ts.Sync(r, Options{Mode: Full})
-	if !errors.Is(err, ErrLiteralLost) || !strings.Contains(err.Error(), "notes.md:5") || !strings.Contains(err.Error(), "`--region=eu-west-1`") {
-		t.Fatalf("err = %v, want a lost-literal abort naming notes.md:5", err)
+// TestSupersededIntentKeepsItsLiteral: two [intent] entries used to abort every full sync
+// ("literal would be lost") until a person edited notes.md. The last committing one takes
+// the intent section; the first goes to the catch-all, its literal intact (seed 000 puts
+// superseded content and quotes in §11).
+func TestSupersededIntentKeepsItsLiteral(t *testing.T) {
+	for _, tc := range []struct{ template, intent, catchAll string }{
+		{"six", "🎯", "⚠️"},
+		{"eleven-en", "§1", "§11"},
+	} {
+		t.Run(tc.template, func(t *testing.T) {
+			ts := newTestService(t, nil)
+			notes := []byte("# Notes\n\n- [intent] Build the 4.18 AAB with `./gradlew :app:bundleRelease -PversionCode=41800`\n- [intent] Stage 4.18 to 5% on the Play Console\n")
+			r := ts.session(t, "droid", tc.template, nil, notes)
+			rep, err := ts.Sync(r, Options{Mode: Full})
+			if err != nil {
+				t.Fatal(err)
+			}
+			doc := mustTemplate(t, ts, tc.template).Parse(mustRead(t, r.WorkPath(checkpoint.File)))
+			intent, catchAll := string(doc.Section(sections.ID(tc.intent)).Body), string(doc.Section(sections.ID(tc.catchAll)).Body)
+			if !strings.Contains(intent, "Stage 4.18 to 5%") || strings.Contains(intent, "gradlew") {
+				t.Errorf("%s:\n%s", tc.intent, intent)
+			}
+			if !strings.Contains(catchAll, "`./gradlew :app:bundleRelease -PversionCode=41800`") {
+				t.Errorf("%s lacks the superseded intent's literal:\n%s", tc.catchAll, catchAll)
+			}
+			if why := rep.Entries[0].Dest.Why; why != "superseded by the entry at line 4" {
+				t.Errorf("first entry: %+v", rep.Entries[0].Dest)
+			}
+		})
 	}
-	h2, _ := r.Head()
-	got, _ := os.ReadFile(r.WorkPath(checkpoint.NotesFile))
-	if h1 != h2 || !bytes.Equal(got, notes) {
-		t.Errorf("an aborted sync wrote something")
+}
+
+// TestCheckPlacedNamesTheEntry: the abort that remains (a loss the sync could not place)
+// names the notes entry, with a hint to fix it in one step.
+func TestCheckPlacedNamesTheEntry(t *testing.T) {
+	tmpl := mustTemplate(t, newTestService(t, nil), "eleven-en")
+	doc := tmpl.Parse(tmpl.Source)
+	entries := parseNotes([]byte("# Notes\n- [resource] staging DSN `postgres://ro@db:5433/billing`\n"), nil)
+	rep := &Report{Entries: []EntryReport{{Dest: Destination{Repo: "session", Section: "§9"}}}}
+	err := checkPlaced(tmpl, doc, map[string][]byte{}, nil, entries, rep, "store/sessions/b/notes.md")
+	if !errors.Is(err, ErrLiteralLost) || !strings.Contains(err.Error(), "store/sessions/b/notes.md:2: literal would be lost: `postgres://ro@db:5433/billing` (entry \"- [resource] staging DSN") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("err = %v", err)
 	}
-	if _, err := os.Stat(ts.Store.KnowledgeDir()); err == nil {
-		t.Errorf("an aborted sync created the knowledge repository")
+	if h := hint.Of(err); !strings.Contains(h, "edit or remove that entry in store/sessions/b/notes.md (line 2)") {
+		t.Errorf("hint %q", h)
 	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 func TestSyncIsAllOrNothingAcrossRepositories(t *testing.T) {

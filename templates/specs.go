@@ -17,9 +17,6 @@ var (
 	kwBug = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`(?i)\b(bug|crash(es|ed)?|panics?|regression|fixed by)\b|崩溃|修复`)
 	})
-	kwDone = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?i)^(done|finished|completed|fixed|shipped)\b|\bCOMPLETE\b|已完成`)
-	})
 	kwTask = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^(todo|to do|need to|next:)|^\(P[0-9]\)`) })
 	kwRule = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`(?i)^(always|never|do not|don't)\b|^(始终|总是|不要|永远不要)`)
@@ -55,10 +52,10 @@ var sixSpec = Spec{
 	},
 	Durable: map[string]Role{"rule": RoleRules, "fact": RoleFacts, "decision": RoleDecisions},
 	Keywords: []Keyword{
-		{kwBlocker, "blocker"},
-		{kwDecision, "decision"},
-		{kwDone, "done"},
-		{kwTask, "task"},
+		{Pattern: kwBlocker, Tag: "blocker"},
+		{Pattern: kwDecision, Tag: "decision"},
+		{Tag: "done", Match: IsStatusLanguage},
+		{Pattern: kwTask, Tag: "task"},
 	},
 	Budgets: map[string]int{
 		"🎯": 1024, "📋": 2048, "✅": 4096, "🔑": 4096, "⚠️": 4096,
@@ -67,8 +64,9 @@ var sixSpec = Spec{
 	Rolling:    []string{"🎯", "📡"},
 }
 
-func elevenSpec(notes, memory, empty, spill string) Spec {
+func elevenSpec(notes, memory, empty, spill, lang string) Spec {
 	return Spec{
+		Lang:       lang,
 		Notes:      notes,
 		Memory:     memory,
 		Blockquote: "§1",
@@ -105,12 +103,12 @@ func elevenSpec(notes, memory, empty, spill string) Spec {
 		},
 		Durable: map[string]Role{"rule": RoleRules, "fact": RoleFacts, "decision": RoleDecisions},
 		Keywords: []Keyword{
-			{kwDecision, "decision"},
-			{kwBug, "bug"},
-			{kwBlocker, "blocker"},
-			{kwDone, "done"},
-			{kwRule, "rule"},
-			{kwTask, "task"},
+			{Pattern: kwDecision, Tag: "decision"},
+			{Pattern: kwBug, Tag: "bug"},
+			{Pattern: kwBlocker, Tag: "blocker"},
+			{Tag: "done", Match: IsStatusLanguage},
+			{Pattern: kwRule, Tag: "rule"},
+			{Pattern: kwTask, Tag: "task"},
 		},
 		Budgets: map[string]int{
 			"§1": 2048, "§2": 1024, "§3": 2048, "§5": 4096, "§6": 4096, "§7": 4096,

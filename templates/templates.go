@@ -58,6 +58,16 @@ const (
 type Keyword struct {
 	Pattern func() *regexp.Regexp // compiled on first use
 	Tag     string                // the tag the entry is treated as having
+	// Match, when set, decides instead of Pattern (status language is told by its shape).
+	Match func(string) bool
+}
+
+// Matches reports whether the rule routes an entry whose first line is text.
+func (k Keyword) Matches(text string) bool {
+	if k.Match != nil {
+		return k.Match(text)
+	}
+	return k.Pattern().MatchString(text)
 }
 
 // Spec is the set of rules that comes with a template.
@@ -84,6 +94,9 @@ type Spec struct {
 	Empty string
 	// SpillIndex formats the index line left behind by a spill: file, count, summary.
 	SpillIndex string
+	// Lang is the language of the lines ckpt writes into the template's files ("zh" for
+	// Chinese, "" for English): a paraphrase line, the session's progress file.
+	Lang string
 	// Rolling sections are rewritten as a matter of course (the current task, the recovered
 	// delta): the shrink guard lets a write remove their entries.
 	Rolling []string
@@ -116,9 +129,9 @@ type builtin struct {
 var builtins = map[string]builtin{
 	"six": {KindCheckpoint, "6-section session checkpoint (seed 002), sections identified by emoji", sixSpec},
 	"eleven": {KindCheckpoint, "11-section checkpoint (seed 000), Chinese headings, sections identified by §N",
-		elevenSpec("notes-zh", "memory", "(无)", "- 参见 %s（%d 项）- %s")},
+		elevenSpec("notes-zh", "memory", "(无)", "- 参见 %s（%d 项）- %s", "zh")},
 	"eleven-en": {KindCheckpoint, "the eleven template with English headings",
-		elevenSpec("notes", "memory-en", "(none)", "- See %s (%d items) - %s")},
+		elevenSpec("notes", "memory-en", "(none)", "- See %s (%d items) - %s", "")},
 	"memory":    {KindMemory, "4-section project MEMORY.md (seed 000), Chinese headings", memorySpec("规则", "已发现的持久知识", "架构决策", "项目上下文")},
 	"memory-en": {KindMemory, "4-section project MEMORY.md, English headings", memorySpec("rules", "discovered durable knowledge", "architecture decisions", "project context")},
 	"notes":     {KindNotes, "scratch notes.md that sync merges and resets", Spec{}},

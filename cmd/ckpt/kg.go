@@ -16,9 +16,10 @@ func kgCommand(env *Env) *cli.Command {
 		Name:  "kg",
 		Usage: "review the knowledge graph of promoted decisions",
 		Description: `A full sync promotes each session's Key Decisions to knowledge-graph.md in the knowledge
-repository (<home>/knowledge). New decisions wait under "Pending review" (unless config
-promote.review = false); accept or reject them here. A rejected decision is never
-promoted again. Every change is a commit: ckpt kg log.
+repository (<home>/knowledge), and proposes the project rules (§3 "Dn:" lines) that
+MEMORY.md lacks. New entries wait under "Pending review" (unless config promote.review =
+false); accept or reject them here. An accepted entry goes into MEMORY.md once; a rejected
+one is never promoted again. Every change is a commit: ckpt kg log.
 
 Examples:
   ckpt kg list --state pending
@@ -42,8 +43,11 @@ Examples:
 			},
 			{
 				Name: "accept", Usage: "accept a pending decision", ArgsUsage: "ID",
-				Description: `Moves the decision to Accepted and commits knowledge-graph.md. ID may be a
-unique prefix, with or without K-.
+				Description: `Moves the decision to Accepted and commits knowledge-graph.md. An accepted
+decision is written into MEMORY.md's Architecture Decisions (a proposed rule into its
+Rules) once, with its id and the sessions it came from; MEMORY.md is the knowledge
+repository's, or the file config.toml's [memory] path names. ID may be a unique prefix,
+with or without K-.
 
 Examples:
   ckpt kg accept K-3f2a9c1b
@@ -128,6 +132,9 @@ func runKGList(c *cli.Context, env *Env) error {
 	}
 	for _, e := range out {
 		text := strings.ReplaceAll(e.Text, "\n", " ")
+		if e.Kind == knowledge.KindRule {
+			text = "rule: " + text
+		}
 		sessions := make([]string, 0, len(e.Provenance))
 		for _, p := range e.Provenance {
 			sessions = append(sessions, p.Session)
@@ -145,7 +152,7 @@ func runKGReview(c *cli.Context, env *Env, state string) error {
 	if err != nil {
 		return err
 	}
-	e, h, changed, err := knowledge.Review(a.store, c.Args().First(), state)
+	e, h, changed, err := knowledge.ReviewWith(a.store, c.Args().First(), state, knowledge.ReviewOptions{MemoryPath: knowledge.MemoryPath(a.store, a.svc.Config.Memory.Path)})
 	if err != nil {
 		return err
 	}

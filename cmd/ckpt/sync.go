@@ -21,11 +21,12 @@ func syncCommand(env *Env) *cli.Command {
 		Usage: "merge notes.md into the checkpoint, recover the delta, promote decisions",
 		Description: `A full sync (the default) routes every notes.md entry into its checkpoint section (or,
 tagged [rule!] [fact!] [decision!], into MEMORY.md), keeps every exact literal byte for
-byte (or aborts and writes nothing), tidies §3, renders the task tree from --tasks,
-spills sections over budget into checkpoint-<topic>.md, resets notes.md to its template,
-recovers the delta from --transcript/--log, and promotes Key Decisions to the knowledge
-graph. The session's change is one commit; the knowledge repository's change is applied
-with it, all or nothing.
+byte, tidies §3, renders the task tree from --tasks, reconciles the subagents'
+<id>/progress.md files in --task-dir (default: the directory of --tasks), spills sections
+over budget into checkpoint-<topic>.md, resets notes.md to its template, recovers the
+delta from --transcript/--log, and promotes Key Decisions (and §3 rules MEMORY.md lacks)
+to the knowledge graph. The session's change is one commit; the knowledge repository's
+change is applied with it, all or nothing. docs/sync.md states every rule.
 
 A sparse sync only recovers the delta (six: 📡) and updates the metadata: cheap enough
 for every agent turn. The transcript is read from where the last sync of that transcript
@@ -41,7 +42,8 @@ Examples:
   ckpt sync -s alpha
   ckpt sync -s alpha --dry-run
   ckpt sync -s alpha --sparse --transcript ~/.claude/projects/p/abc.jsonl
-  ckpt sync -s alpha --tasks tasks.json --json`,
+  ckpt sync -s alpha --tasks tasks.json --json
+  ckpt sync -s alpha --tasks tasks.json --task-dir .agent/tasks`,
 		Flags: []cli.Flag{
 			sessionFlag(),
 			&cli.BoolFlag{Name: "full", Usage: "full sync (the default)"},
@@ -50,6 +52,7 @@ Examples:
 			&cli.StringFlag{Name: "transcript", Usage: "Claude Code or generic JSONL transcript `FILE`"},
 			&cli.StringSliceFlag{Name: "log", Usage: "daily log `FILE` memory/YYYY-MM-DD.md (repeatable)"},
 			&cli.StringFlag{Name: "tasks", Usage: "task database `FILE` (JSON) to render the task tree from"},
+			&cli.StringFlag{Name: "task-dir", Usage: "`DIR` of subagents' <id>/progress.md files (default: the directory of --tasks)"},
 			allowShrinkFlag(),
 			jsonFlag(),
 		},
@@ -79,7 +82,7 @@ func runSync(c *cli.Context, env *Env) error {
 	rep, err := a.sync.Sync(r, ckptsync.Options{
 		Mode: mode, DryRun: c.Bool("dry-run"), Transcript: c.String("transcript"),
 		Recorded: recorded.Session(r.ID).Transcript,
-		Logs:     c.StringSlice("log"), Tasks: c.String("tasks"), AllowShrink: c.Bool("allow-shrink"),
+		Logs:     c.StringSlice("log"), Tasks: c.String("tasks"), TaskDir: c.String("task-dir"), AllowShrink: c.Bool("allow-shrink"),
 	})
 	var rej *checkpoint.RejectedError
 	if errors.As(err, &rej) && rej.Ref == "" {
@@ -131,20 +134,38 @@ func printSyncReport(env *Env, r *repo.Repo, rep *ckptsync.Report) {
 	if rep.Tasks > 0 {
 		fmt.Fprintf(w, "  tasks: %d rendered from the task database\n", rep.Tasks)
 	}
+	for _, p := range rep.Progress {
+		fmt.Fprintf(w, "  progress: %s %s (written-at %s) reconciled", p.File, strings.ToLower(p.State), p.WrittenAt)
+		if p.Commands {
+			fmt.Fprint(w, ", commands copied")
+		}
+		if p.Findings > 0 {
+			fmt.Fprintf(w, ", %d finding(s)", p.Findings)
+		}
+		fmt.Fprintln(w)
+	}
 	if rep.Delta.Entries > 0 {
 		fmt.Fprintf(w, "  delta: %d entries (%s → %s)\n", rep.Delta.Entries, rep.Delta.From, rep.Delta.To)
 	}
 	for _, s := range rep.Spills {
 		fmt.Fprintf(w, "  spill: %d item(s) of %s → %s\n", s.Count, s.Section, s.File)
 	}
-	promoted := 0
+	promoted, rules := 0, 0
 	for _, pr := range rep.Promotions {
 		if pr.Outcome == "new" || pr.Outcome == "provenance" {
-			promoted++
+			if pr.Kind == knowledge.KindRule {
+				rules++
+			} else {
+				promoted++
+			}
 		}
 	}
-	if promoted > 0 {
-		fmt.Fprintf(w, "  knowledge: %d decision(s) promoted", promoted)
+	if promoted+rules > 0 {
+		if rules > 0 {
+			fmt.Fprintf(w, "  knowledge: %d decision(s) and %d rule(s) promoted", promoted, rules)
+		} else {
+			fmt.Fprintf(w, "  knowledge: %d decision(s) promoted", promoted)
+		}
 		if rep.Knowledge != "" {
 			fmt.Fprintf(w, " at %s", rep.Knowledge[:7])
 		}

@@ -67,6 +67,12 @@ type Config struct {
 		// Exempt lists more section ids the guard lets shrink freely.
 		Exempt []string `toml:"exempt"`
 	} `toml:"shrink"`
+	Memory struct {
+		// Path is the project's MEMORY.md that syncs and ckpt kg accept write (absolute, or
+		// relative to the store); "" keeps it in the knowledge repository, which versions a
+		// copy either way.
+		Path string `toml:"path"`
+	} `toml:"memory"`
 	Remote struct {
 		// Git is "auto" (system git when installed), "system" or "go-git".
 		Git string `toml:"git"`
