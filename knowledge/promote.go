@@ -59,9 +59,12 @@ type Change struct {
 	prepared *repo.Prepared
 	// mergeHead is the pending merge this commit finishes (MERGE_HEAD), or ZeroHash.
 	mergeHead repo.Hash
-	created   bool // the repository was created for this change
-	adopted   bool // ... in a directory that already held the user's files
-	unlock    func()
+	// mergeMsg and mergeFinished let Rollback record the merge as pending again.
+	mergeMsg      string
+	mergeFinished bool
+	created       bool // the repository was created for this change
+	adopted       bool // ... in a directory that already held the user's files
+	unlock        func()
 }
 
 // Prepare promotes u's decisions into the knowledge graph and prepares the commit of the
@@ -213,9 +216,11 @@ func (k *Change) Apply() (repo.Hash, error) {
 	if err := k.writeMemory(); err != nil {
 		return repo.ZeroHash, k.Rollback(err)
 	}
+	k.mergeMsg = k.repo.MergeMessage()
 	if err := finishMerge(k.repo, k.mergeHead, k.prepared); err != nil {
 		return k.prepared.Commit(), err
 	}
+	k.mergeFinished = k.mergeHead != repo.ZeroHash
 	return k.prepared.Commit(), nil
 }
 
@@ -235,6 +240,13 @@ func (k *Change) Rollback(err error) error {
 	}
 	if uerr := k.prepared.Undo(); uerr != nil {
 		return fmt.Errorf("%w; and undoing the knowledge commit failed: %v", err, uerr)
+	}
+	if k.mergeFinished {
+		// The commit that finished the pending merge is undone: the merge is pending again.
+		if merr := k.repo.SetMergeHead(k.mergeHead, k.mergeMsg); merr != nil {
+			return fmt.Errorf("%w; and recording the pending merge again failed: %v", err, merr)
+		}
+		k.mergeFinished = false
 	}
 	k.discard()
 	return err

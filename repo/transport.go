@@ -504,6 +504,15 @@ func (r *Repo) MergeHead() (Hash, error) {
 	return plumbing.NewHash(s), nil
 }
 
+// MergeMessage is the message recorded with a pending merge (MERGE_MSG), "" when none.
+func (r *Repo) MergeMessage() string {
+	b, err := os.ReadFile(filepath.Join(r.GitDir, "MERGE_MSG"))
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
 // SetMergeHead records (or, with ZeroHash, clears) a pending merge, as git does, so that
 // `git status` says a merge is in progress and the next commit gets both parents.
 func (r *Repo) SetMergeHead(h Hash, msg string) error {
