@@ -44,5 +44,9 @@ func (st *Store) Lock(name string, exclusive bool) (Unlock, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s: %w: another ckpt holds its lock (waited %s)", name, ErrBusy, st.Opts.LockTimeout)
 	}
+	if exclusive {
+		// Best effort: a guard that cannot be put back stays for the next command.
+		_ = st.recoverLate(name)
+	}
 	return func() { _ = fl.Unlock() }, nil
 }

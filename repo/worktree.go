@@ -144,8 +144,13 @@ func (r *Repo) applyWorkTree(u WorkTreeUpdate) (*workTreeWrite, error) {
 			out.exact[name] = bytes.Equal(data, u.Files[name])
 			continue
 		}
+		var guard *lateGuard
+		if appendable {
+			guard = r.store.guardLate(r.LockName, p, f, int64(len(cur)))
+		}
 		if err := replaceFile(p, fi, data, perm, r.store.Opts.Fsync); err != nil {
 			closeFile(f)
+			guard.drop()
 			return fail(fmt.Errorf("write %s: %w", p, err))
 		}
 		if afterReplace != nil {
@@ -167,6 +172,7 @@ func (r *Repo) applyWorkTree(u WorkTreeUpdate) (*workTreeWrite, error) {
 					return fail(fmt.Errorf("write %s: %w", p, err))
 				}
 				seen += int64(len(extra))
+				_ = guard.advance(seen)
 				data = append(data, extra...)
 				if !slices.Contains(out.kept, name) {
 					out.kept = append(out.kept, name)
@@ -234,8 +240,9 @@ func closeFile(f *os.File) {
 }
 
 // lateAppendWaits is how long after replacing notes.md ckpt looks again at the file it
-// replaced for appends that reached it late: at once, then twice more, 12 ms in all. A
-// writer that holds notes.md open longer across a replacement is not covered.
+// replaced for appends that reached it late: at once, then twice more, 12 ms in all.
+// Appends that come later still (or after a kill cut the watch short) are put back by the
+// next command that takes the lock (lateappend.go).
 var lateAppendWaits = []time.Duration{0, 2 * time.Millisecond, 10 * time.Millisecond}
 
 // lateAppends returns the bytes past size in an open file that has just been replaced.

@@ -132,3 +132,54 @@ func TestApplyLeavesOtherFiles(t *testing.T) {
 		t.Errorf("git status = %q", out)
 	}
 }
+
+// An append that reaches the replaced notes.md after ckpt stopped watching it (a slow
+// writer, or a kill -9 that cut the watch short) is put back by the next command that takes
+// the session's lock, once.
+func TestLateAppendPutBackByNextLock(t *testing.T) {
+	r, files := initNotes(t)
+	disk := map[string][]byte{"checkpoint.md": files["checkpoint.md"], "notes.md": files["notes.md"]}
+	agent, err := os.OpenFile(r.WorkPath("notes.md"), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer agent.Close()
+	p, err := r.Prepare(CommitRequest{Files: map[string][]byte{"checkpoint.md": []byte("# C\none\n"), "notes.md": []byte("# N\n")}, Message: "m\n", Disk: disk, Appendable: []string{"notes.md"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Apply(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := agent.WriteString("- [note] very late\n"); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(r.WorkPath("notes.md")); string(b) != "# N\n" {
+		t.Fatalf("notes.md before the next lock = %q", b)
+	}
+	for range 2 {
+		unlock, err := r.store.Lock(r.LockName, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		unlock()
+	}
+	if b, _ := os.ReadFile(r.WorkPath("notes.md")); string(b) != "# N\n- [note] very late\n" {
+		t.Errorf("notes.md after the next lock = %q", b)
+	}
+	if ents, _ := os.ReadDir(r.store.lateDir(r.LockName)); len(ents) != 0 {
+		t.Errorf("%d guard(s) left", len(ents))
+	}
+	// a shared lock (a reader) writes nothing
+	if _, err := agent.WriteString("- [note] later still\n"); err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := r.store.Lock(r.LockName, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock()
+	if b, _ := os.ReadFile(r.WorkPath("notes.md")); string(b) != "# N\n- [note] very late\n" {
+		t.Errorf("notes.md after a shared lock = %q", b)
+	}
+}

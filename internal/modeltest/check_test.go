@@ -153,6 +153,21 @@ func (w *world) workFiles() (map[string][]byte, error) {
 				files[d.label+e.Name()] = b
 			}
 		}
+		// A replaced notes.md that an agent appended to late is kept under state/late until
+		// the next command that takes the session's lock puts the appends back; settle
+		// checks that they do come back.
+		olds, err := filepath.Glob(filepath.Join(h.dir, "state", "late", "*", "*", "old"))
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range olds {
+			b, err := os.ReadFile(o)
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return nil, err
+			}
+			rel, _ := filepath.Rel(h.dir, o)
+			files[h.name+":"+rel] = b
+		}
 	}
 	return files, nil
 }

@@ -202,6 +202,12 @@ func runSequence(seq *sequence, dir string, st *stats) (string, error) {
 	if err := w.check(); err != nil {
 		return fail("after settling: %v", err)
 	}
+	for _, h := range w.homes {
+		// Every late append was put back by settle's commits: nothing is left only in a guard.
+		if olds, _ := filepath.Glob(filepath.Join(h.dir, "state", "late", "*", "*", "old")); len(olds) > 0 {
+			return fail("after settling: home %s still keeps late appends in %v", h.name, olds)
+		}
+	}
 	return report(), nil
 }
 
