@@ -1,15 +1,10 @@
 package repo
 
 import (
-	"bufio"
-	"compress/zlib"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -32,6 +27,7 @@ type gitReader struct {
 	storage storage.Storer
 	fs      *gitFS // nil in memory
 	repo    *git.Repository
+	objs    *objectReader // nil in memory
 }
 
 func (r *Repo) reader() *gitReader {
@@ -41,9 +37,10 @@ func (r *Repo) reader() *gitReader {
 			opts.MaxOpenDescriptors = 16
 		}
 		fsys := newGitFS(r.GitDir, r.store.Opts.Fsync)
-		s := filesystem.NewStorageWithOptions(fsys, cache.NewObjectLRU(4<<20), opts)
+		objs := newObjectReader(r.GitDir)
+		s := &readStorage{Storage: filesystem.NewStorageWithOptions(fsys, cache.NewObjectLRU(4<<20), opts), objs: objs}
 		repo, _ := git.Open(s, nil) // only fails without a HEAD, which Init writes first
-		r.git = &gitReader{gitDir: r.GitDir, storage: s, fs: fsys, repo: repo}
+		r.git = &gitReader{gitDir: r.GitDir, storage: s, fs: fsys, repo: repo, objs: objs}
 	}
 	return r.git
 }
@@ -98,10 +95,17 @@ func (g *gitReader) treeFiles(h Hash) (map[string]Hash, error) {
 }
 
 func (g *gitReader) blob(h Hash) ([]byte, error) {
-	if g.gitDir != "" {
-		if b, ok := g.looseBlob(h); ok {
-			return b, nil
+	if g.objs != nil {
+		typ, data, err := g.objs.read(h)
+		switch {
+		case errors.Is(err, plumbing.ErrObjectNotFound):
+			return nil, fmt.Errorf("read blob %s: %w", short(h), err)
+		case err != nil:
+			return nil, fmt.Errorf("read blob %s: %w", short(h), err)
+		case typ != plumbing.BlobObject:
+			return nil, fmt.Errorf("read blob %s: %w", short(h), plumbing.ErrObjectNotFound)
 		}
+		return data, nil
 	}
 	b, err := object.GetBlob(g.storage, h)
 	if err != nil {
@@ -113,37 +117,6 @@ func (g *gitReader) blob(h Hash) ([]byte, error) {
 	}
 	defer rd.Close()
 	return io.ReadAll(rd)
-}
-
-// looseBlob reads a loose blob straight into a buffer of its declared size: go-git would
-// copy it into an object, hash it again and cache it, which for a 1 MB checkpoint read once
-// is most of the cost. ok is false when the object is not loose (or not a blob).
-func (g *gitReader) looseBlob(h Hash) ([]byte, bool) {
-	s := h.String()
-	f, err := openFile(filepath.Join(g.gitDir, "objects", s[:2], s[2:]), os.O_RDONLY, 0)
-	if err != nil {
-		return nil, false
-	}
-	defer f.Close()
-	zr, err := zlib.NewReader(bufio.NewReader(f))
-	if err != nil {
-		return nil, false
-	}
-	defer zr.Close()
-	br := bufio.NewReaderSize(zr, 64)
-	head, err := br.ReadString(0)
-	if err != nil {
-		return nil, false
-	}
-	size, err := strconv.Atoi(strings.TrimPrefix(strings.TrimSuffix(head, "\x00"), "blob "))
-	if err != nil || !strings.HasPrefix(head, "blob ") || size < 0 {
-		return nil, false
-	}
-	data := make([]byte, size)
-	if _, err := io.ReadFull(br, data); err != nil {
-		return nil, false
-	}
-	return data, true
 }
 
 // CommitInfo is one commit as ckpt shows it.
