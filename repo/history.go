@@ -4,9 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	git "github.com/go-git/go-git/v5"
@@ -176,10 +174,14 @@ func (g *gitReader) log(start Hash, fn func(CommitInfo) bool) error {
 	return nil
 }
 
-var (
-	rejectedRev = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:refs/ckpt/)?rejected/(\d+)$`) })
-	hexRev      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-fA-F]{4,40}$`) })
-)
+// rejectedRev returns N of `rejected/N` or `refs/ckpt/rejected/N`.
+func rejectedRev(rev string) (string, bool) {
+	n, ok := strings.CutPrefix(strings.TrimPrefix(rev, "refs/ckpt/"), "rejected/")
+	if !ok || n == "" || strings.Trim(n, "0123456789") != "" {
+		return "", false
+	}
+	return n, true
+}
 
 // Resolve turns a revision into a commit: a full or abbreviated hash, HEAD, HEAD~N, HEAD^,
 // main, or rejected/N (a rejected write). An unknown revision is ErrBadRevision.
@@ -196,8 +198,8 @@ func (g *gitReader) resolve(rev string, head func() (Hash, error), ref func(stri
 		}
 		return h, err
 	}
-	if m := rejectedRev().FindStringSubmatch(rev); m != nil {
-		h, err := ref(RejectedPrefix + m[1])
+	if n, ok := rejectedRev(rev); ok {
+		h, err := ref(RejectedPrefix + n)
 		if err == nil && h == ZeroHash {
 			err = fmt.Errorf("%s: %w", rev, ErrBadRevision)
 		}
@@ -206,7 +208,7 @@ func (g *gitReader) resolve(rev string, head func() (Hash, error), ref func(stri
 	if strings.HasPrefix(rev, "-") || strings.ContainsAny(rev, " :\\") {
 		return ZeroHash, fmt.Errorf("%q: %w", rev, ErrBadRevision)
 	}
-	if hexRev().MatchString(rev) && len(rev) == 40 {
+	if len(rev) == 40 && strings.Trim(rev, "0123456789abcdefABCDEF") == "" {
 		h := plumbing.NewHash(rev)
 		if _, err := g.commit(h); err != nil {
 			return ZeroHash, err

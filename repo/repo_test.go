@@ -3,8 +3,10 @@ package repo
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -350,4 +352,34 @@ func TestRefLockHeldByGit(t *testing.T) {
 	os.Remove(lock)
 	gittest.Fsck(t, r.Dir)
 	gittest.Clean(t, r.Dir)
+}
+
+// TestNameChecksAgreeWithPatterns: the hand-written checks of session ids and file names
+// accept exactly what the patterns in their documentation accept.
+func TestNameChecksAgreeWithPatterns(t *testing.T) {
+	id := regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+	file := regexp.MustCompile(`^(checkpoint\.md|notes\.md|checkpoint-[A-Za-z0-9][A-Za-z0-9._-]*\.md|MEMORY\.md|knowledge-graph\.md)$`)
+	rev := regexp.MustCompile(`^(?:refs/ckpt/)?rejected/(\d+)$`)
+	alphabet := []string{"a", "Z", "0", "9", ".", "_", "-", "/", " ", "é", "\x00", "md", "checkpoint", "notes", "rejected", "refs/ckpt/", "MEMORY", "knowledge-graph"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	cases := []string{"", "checkpoint-.md", "checkpoint-a.md", "checkpoint-.a.md", "checkpoint-a.md.md", "rejected/", "rejected/12", "refs/ckpt/rejected/3", "rejected/1a", strings.Repeat("a", 128), strings.Repeat("a", 129)}
+	for range 20000 {
+		var b strings.Builder
+		for range rng.IntN(6) {
+			b.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		cases = append(cases, b.String(), "checkpoint-"+b.String()+".md", "rejected/"+b.String())
+	}
+	for _, s := range cases {
+		if got, want := idName(s, 128), id.MatchString(s); got != want {
+			t.Errorf("idName(%q) = %v, the pattern says %v", s, got, want)
+		}
+		if got, want := trackedName(s), file.MatchString(s); got != want {
+			t.Errorf("trackedName(%q) = %v, the pattern says %v", s, got, want)
+		}
+		n, got := rejectedRev(s)
+		if m := rev.FindStringSubmatch(s); (m != nil) != got || (got && m[1] != n) {
+			t.Errorf("rejectedRev(%q) = %q %v, the pattern says %v", s, n, got, m)
+		}
+	}
 }
