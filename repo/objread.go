@@ -61,6 +61,11 @@ type packFile struct {
 	// Offsets of the tables in idx.
 	names, crcs, offs, offs64 int
 	failed                    atomic.Bool // open failed: list it again next time
+	// ends are the offsets of the entries, sorted (entryEnd), read when first needed.
+	endsOnce sync.Once
+	ends     []int64
+	endNames []Hash
+	endsErr  error
 }
 
 // Reset forgets the packs listed, after packs were added or removed.
@@ -735,6 +740,8 @@ func (s *readStorage) EncodedObjectSize(h Hash) (int64, error) {
 	_, n, err := s.objs.info(h)
 	return n, err
 }
+
+var errReadOnly = errors.New("read-only object")
 
 // readObject is an object as the reader found it: its name is known, so go-git never
 // hashes it again.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -295,8 +296,19 @@ func TestPack(t *testing.T) {
 	if len(packs) == 0 {
 		t.Fatal("no pack written")
 	}
-	if len(packs) > maxPacks {
-		t.Errorf("%d packs, want at most %d", len(packs), maxPacks)
+	// The packs form the geometric progression: each at least twice the one below it.
+	var counts []uint32
+	for _, p := range r.reader().objs.packList(true) {
+		if err := p.open(); err != nil {
+			t.Fatal(err)
+		}
+		counts = append(counts, p.n)
+	}
+	slices.Sort(counts)
+	for i := 1; i < len(counts); i++ {
+		if counts[i] < geometricFactor*counts[i-1] {
+			t.Errorf("packs of %v objects: not a geometric progression", counts)
+		}
 	}
 	loose, _ := r.looseObjects()
 	if len(loose) >= 3*300 {
