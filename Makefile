@@ -1,22 +1,36 @@
-# ckpt: build, demo, test, bench, lint, fmt. Needs only Go and git.
+# ckpt: build, install, demo, test, bench, lint, fmt. Needs only Go and git.
 GO      ?= go
 BIN     := bin/ckpt
 PKGS    := ./...
+# Two builds of cmd/ckpt (cmd/ckpt/fullbuild.go): ckpt, lean, for the processes that commit,
+# check, log and run hooks; ckpt-full beside it, with the web UI, the MCP server and go-git's
+# network, which ckpt hands those commands to. urfave_cli_no_docs leaves out urfave/cli's
+# man-page generator (and blackfriday) from both. A plain `go build`/`go install` makes one
+# binary with every command.
+LEAN_TAGS := ckpt_lean,urfave_cli_no_docs
+FULL_TAGS := urfave_cli_no_docs
 # Fuzz targets run briefly in `make test` with their seed corpus (testdata/fuzz).
 FUZZTIME ?= 5s
 # The packages that hold fuzz targets.
 FUZZPKGS := ./sections/ ./secrets/ ./delta/ ./sync/ ./repo/
 
-.PHONY: build demo test fuzz bench lint fmt clean
+.PHONY: build install demo test fuzz bench lint fmt clean
 
 build:
-	$(GO) build -o $(BIN) ./cmd/ckpt
+	$(GO) build -tags $(LEAN_TAGS) -o $(BIN) ./cmd/ckpt
+	$(GO) build -tags $(FULL_TAGS) -o $(BIN)-full ./cmd/ckpt
+
+# Installs both builds where go install puts binaries ($GOBIN, else $GOPATH/bin).
+install:
+	$(GO) build -tags $(LEAN_TAGS) -o "$$($(GO) env GOBIN | grep . || echo $$($(GO) env GOPATH)/bin)/ckpt" ./cmd/ckpt
+	$(GO) build -tags $(FULL_TAGS) -o "$$($(GO) env GOBIN | grep . || echo $$($(GO) env GOPATH)/bin)/ckpt-full" ./cmd/ckpt
 
 demo: build
 	./scripts/demo.sh $(BIN)
 
 test:
 	$(GO) vet $(PKGS)
+	$(GO) vet -tags $(LEAN_TAGS) ./cmd/ckpt ./repo
 	$(GO) test -count=1 $(PKGS)
 	$(MAKE) fuzz
 

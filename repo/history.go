@@ -1,13 +1,15 @@
 package repo
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
-	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -23,8 +25,7 @@ import (
 type gitReader struct {
 	gitDir  string // "" in memory: no loose object files to read directly
 	storage storage.Storer
-	fs      *gitFS // nil in memory
-	repo    *git.Repository
+	fs      *gitFS        // nil in memory
 	objs    *objectReader // nil in memory
 }
 
@@ -37,8 +38,7 @@ func (r *Repo) reader() *gitReader {
 		fsys := newGitFS(r.GitDir, r.store.Opts.Fsync)
 		objs := newObjectReader(r.GitDir)
 		s := &readStorage{Storage: filesystem.NewStorageWithOptions(fsys, cache.NewObjectLRU(4<<20), opts), objs: objs}
-		repo, _ := git.Open(s, nil) // only fails without a HEAD, which Init writes first
-		r.git = &gitReader{gitDir: r.GitDir, storage: s, fs: fsys, repo: repo, objs: objs}
+		r.git = &gitReader{gitDir: r.GitDir, storage: s, fs: fsys, objs: objs}
 	}
 	return r.git
 }
@@ -215,14 +215,134 @@ func (g *gitReader) resolve(rev string, head func() (Hash, error), ref func(stri
 		}
 		return h, nil
 	}
-	h, err := g.repo.ResolveRevision(plumbing.Revision(rev))
-	if err != nil {
-		return ZeroHash, fmt.Errorf("%q: %w", rev, ErrBadRevision)
+	return g.resolveSteps(rev, head, ref)
+}
+
+// resolveSteps resolves a ref name as git finds one (the name itself, or under refs/,
+// refs/tags/, refs/heads/, refs/remotes/), HEAD, or an abbreviated hash of at least four
+// digits, followed by any number of steps: ~N (N first parents back) and ^N (the N-th
+// parent; ^0 the commit itself).
+func (g *gitReader) resolveSteps(rev string, head func() (Hash, error), ref func(string) (Hash, error)) (Hash, error) {
+	bad := func(why string) (Hash, error) {
+		if why != "" {
+			why = ": " + why
+		}
+		return ZeroHash, fmt.Errorf("%q: %w%s", rev, ErrBadRevision, why)
 	}
-	if _, err := g.commit(*h); err != nil {
-		return ZeroHash, fmt.Errorf("%q: %w: not a commit", rev, ErrBadRevision)
+	base, steps := rev, ""
+	if i := strings.IndexAny(rev, "~^"); i >= 0 {
+		base, steps = rev[:i], rev[i:]
 	}
-	return *h, nil
+	var h Hash
+	switch {
+	case base == "HEAD" || base == "main":
+		var err error
+		if h, err = head(); err != nil {
+			return ZeroHash, err
+		}
+	case base == "" || strings.ContainsAny(base, "@{}*?[") || strings.Contains(base, ".."):
+		return bad("")
+	default:
+		for _, name := range []string{base, "refs/" + base, "refs/tags/" + base, "refs/heads/" + base, "refs/remotes/" + base, "refs/remotes/" + base + "/HEAD"} {
+			// The name itself only as git takes it: under refs/, or HEAD-like (ORIG_HEAD).
+			if name != base || strings.HasPrefix(name, "refs/") || strings.Trim(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_") == "" {
+				if r, err := ref(name); err == nil && r != ZeroHash {
+					h = r
+					break
+				}
+			}
+		}
+		if h == ZeroHash && len(base) >= 4 && len(base) <= 40 && strings.Trim(base, "0123456789abcdefABCDEF") == "" {
+			var err error
+			if h, err = g.abbreviated(strings.ToLower(base)); err != nil {
+				return bad(err.Error())
+			}
+		}
+	}
+	if h == ZeroHash {
+		return bad("")
+	}
+	for steps != "" {
+		op := steps[0]
+		steps = steps[1:]
+		i := 0
+		for i < len(steps) && steps[i] >= '0' && steps[i] <= '9' {
+			i++
+		}
+		n := 1
+		if i > 0 {
+			var err error
+			if n, err = strconv.Atoi(steps[:i]); err != nil || i > 9 {
+				return bad("")
+			}
+		}
+		steps = steps[i:]
+		if op != '~' && op != '^' {
+			return bad("")
+		}
+		c, err := g.commit(h)
+		if err != nil {
+			return bad("not a commit")
+		}
+		switch {
+		case op == '^' && n == 0:
+		case op == '^':
+			if n > len(c.ParentHashes) {
+				return bad("no such parent")
+			}
+			h = c.ParentHashes[n-1]
+		default:
+			for ; n > 0; n-- {
+				if len(c.ParentHashes) == 0 {
+					return bad("history is shorter than that")
+				}
+				h = c.ParentHashes[0]
+				if n > 1 {
+					if c, err = g.commit(h); err != nil {
+						return ZeroHash, err
+					}
+				}
+			}
+		}
+	}
+	if _, err := g.commit(h); err != nil {
+		return bad("not a commit")
+	}
+	return h, nil
+}
+
+// abbreviated finds the one object whose name starts with prefix (lower-case hex); when
+// several do, the one commit among them.
+func (g *gitReader) abbreviated(prefix string) (Hash, error) {
+	var found []Hash
+	if g.objs != nil {
+		found = g.objs.withPrefix(prefix)
+	} else if iter, err := g.storage.IterEncodedObjects(plumbing.AnyObject); err == nil {
+		_ = iter.ForEach(func(o plumbing.EncodedObject) error {
+			if strings.HasPrefix(o.Hash().String(), prefix) {
+				found = append(found, o.Hash())
+			}
+			return nil
+		})
+	}
+	slices.SortFunc(found, func(a, b Hash) int { return bytes.Compare(a[:], b[:]) })
+	found = slices.Compact(found)
+	if len(found) > 1 {
+		var commits []Hash
+		for _, h := range found {
+			if _, err := g.commit(h); err == nil {
+				commits = append(commits, h)
+			}
+		}
+		found = commits
+	}
+	switch len(found) {
+	case 0:
+		return ZeroHash, errors.New("no such object")
+	case 1:
+		return found[0], nil
+	}
+	return ZeroHash, errors.New("ambiguous")
 }
 
 // Files returns every file of a commit's tree.

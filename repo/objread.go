@@ -760,3 +760,53 @@ func (o *readObject) Reader() (io.ReadCloser, error) {
 	return io.NopCloser(bytes.NewReader(o.data)), nil
 }
 func (o *readObject) Writer() (io.WriteCloser, error) { return nil, errReadOnly }
+
+// withPrefix lists the objects whose names start with prefix (lower-case hex, at least
+// two digits): loose ones from their fan-out directory, packed ones from each index's
+// sorted names.
+func (o *objectReader) withPrefix(prefix string) []Hash {
+	if len(prefix) < 2 || len(prefix) > 40 {
+		return nil
+	}
+	var out []Hash
+	es, _ := os.ReadDir(filepath.Join(o.gitDir, "objects", prefix[:2]))
+	for _, e := range es {
+		if name := prefix[:2] + e.Name(); len(name) == 40 && strings.HasPrefix(name, prefix) && plumbing.IsHash(name) {
+			out = append(out, plumbing.NewHash(name))
+		}
+	}
+	low := prefix + strings.Repeat("0", 40-len(prefix))
+	start := plumbing.NewHash(low)
+	for _, p := range o.packList(true) {
+		if p.open() != nil {
+			continue
+		}
+		out = append(out, p.withPrefix(start, prefix)...)
+	}
+	return out
+}
+
+func (p *packFile) withPrefix(start Hash, prefix string) []Hash {
+	defer runtime.KeepAlive(p)
+	d := p.idx.data
+	lo, hi := uint32(0), p.n
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		at := p.names + int(mid)*20
+		if bytes.Compare(d[at:at+20], start[:]) < 0 {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	var out []Hash
+	for i := lo; i < p.n; i++ {
+		var h Hash
+		copy(h[:], d[p.names+int(i)*20:])
+		if !strings.HasPrefix(h.String(), prefix) {
+			break
+		}
+		out = append(out, h)
+	}
+	return out
+}

@@ -14,8 +14,6 @@ import (
 	"strings"
 	"time"
 
-	git "github.com/go-git/go-git/v5"
-	gitcfg "github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 
@@ -595,8 +593,15 @@ func NewGitNetwork(mode string, progress io.Writer) (*GitNetwork, error) {
 	default:
 		return nil, fmt.Errorf("remote.git = %q: want auto, system or go-git", mode)
 	}
+	if n.Git == "" && !goGitBuilt {
+		return nil, ErrGoGitElsewhere
+	}
 	return n, nil
 }
+
+// ErrGoGitElsewhere says that the network must go through go-git's transports, which this
+// build of ckpt leaves out (the ckpt_lean build tag): the command is for the full build.
+var ErrGoGitElsewhere = errors.New("go-git's network transports are not in this build of ckpt")
 
 // clearStaleLocks removes the `.lock` files a git process killed in the transport
 // repository left behind (on its refs, packed-refs, HEAD, config, shallow), which would
@@ -647,21 +652,7 @@ func (n *GitNetwork) Fetch(t *Repo, url string, refspecs []string) error {
 		}
 		return err
 	}
-	specs := make([]gitcfg.RefSpec, len(refspecs))
-	for i, s := range refspecs {
-		specs[i] = gitcfg.RefSpec(s)
-	}
-	rem := git.NewRemote(t.reader().storage, &gitcfg.RemoteConfig{Name: "ckpt", URLs: []string{url}})
-	err := rem.Fetch(&git.FetchOptions{RemoteName: "ckpt", RefSpecs: specs, Tags: git.NoTags, Prune: true, Progress: n.Progress})
-	if errors.Is(err, git.NoErrAlreadyUpToDate) {
-		return nil
-	}
-	if err != nil && strings.Contains(err.Error(), "couldn't find remote ref") {
-		return nil // an empty remote
-	}
-	if err != nil && strings.Contains(err.Error(), "remote repository is empty") {
-		return nil
-	}
+	err := goGitFetch(t.reader().storage, url, refspecs, n.Progress)
 	t.Reset()
 	return err
 }
@@ -679,19 +670,7 @@ func (n *GitNetwork) Push(t *Repo, url string, refspecs []string) error {
 		}
 		return err
 	}
-	specs := make([]gitcfg.RefSpec, len(refspecs))
-	for i, s := range refspecs {
-		specs[i] = gitcfg.RefSpec(s)
-	}
-	rem := git.NewRemote(t.reader().storage, &gitcfg.RemoteConfig{Name: "ckpt", URLs: []string{url}})
-	err := rem.Push(&git.PushOptions{RemoteName: "ckpt", RefSpecs: specs, Progress: n.Progress})
-	if errors.Is(err, git.NoErrAlreadyUpToDate) {
-		return nil
-	}
-	if err != nil && strings.Contains(err.Error(), "non-fast-forward") {
-		return hint.New(ErrRejectedPush, "ckpt pull first, then push again")
-	}
-	return err
+	return goGitPush(t.reader().storage, url, refspecs, n.Progress)
 }
 
 func (n *GitNetwork) run(t *Repo, args []string) error {
