@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
@@ -39,10 +40,13 @@ import (
 type objectReader struct {
 	gitDir string
 
-	mu     sync.Mutex
-	listed bool
-	packs  []*packFile
-	cache  baseCache
+	mu         sync.Mutex
+	listed     bool
+	listedAt   time.Time // modification time of objects/pack when listed
+	listedWall time.Time // when it was listed
+	packs      []*packFile
+	cache      baseCache
+	recent     recentCache
 }
 
 func newObjectReader(gitDir string) *objectReader { return &objectReader{gitDir: gitDir} }
@@ -73,18 +77,31 @@ func (o *objectReader) reset() {
 	o.mu.Lock()
 	o.listed, o.packs = false, nil
 	o.cache = baseCache{}
+	o.recent = recentCache{}
 	o.mu.Unlock()
 }
 
-// packList lists the packs (once, or again when relist is set).
+// packList lists the packs (once, or again when relist is set and the pack directory may
+// have changed since: its modification time moved, or was too close to the listing to
+// tell, file times being as coarse as the kernel's clock tick).
 func (o *objectReader) packList(relist bool) []*packFile {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	dir := filepath.Join(o.gitDir, "objects", "pack")
 	if o.listed && !relist {
 		return o.packs
 	}
-	dir := filepath.Join(o.gitDir, "objects", "pack")
+	now := time.Now()
+	fi, err := os.Stat(dir)
+	var mtime time.Time
+	if err == nil {
+		mtime = fi.ModTime()
+	}
+	if o.listed && mtime.Equal(o.listedAt) && o.listedWall.Sub(mtime) > 50*time.Millisecond {
+		return o.packs
+	}
 	es, _ := os.ReadDir(dir)
+	o.listedAt, o.listedWall = mtime, now
 	type named struct {
 		name  string
 		mtime int64
@@ -468,62 +485,95 @@ func hexHash(dst []byte, h Hash) {
 	}
 }
 
-// readLoose reads a loose object whole: header, then the content into a buffer of the
-// size the header declares.
+// readLoose reads a loose object whole: its file in one read, then the header, then the
+// content into a buffer of the size the header declares.
 func (o *objectReader) readLoose(h Hash) (plumbing.ObjectType, []byte, error) {
-	f, err := openFile(o.loosePath(h), os.O_RDONLY, 0)
+	raw, err := readObjectFile(o.loosePath(h))
 	if err != nil {
 		return 0, nil, err
 	}
-	defer f.Close()
-	typ, size, br, zr, err := looseHeader(f)
+	zr, err := zlibReader(bytes.NewReader(raw))
+	if err != nil {
+		return 0, nil, fmt.Errorf("object %s: %w: %v", h, errCorruptPack, err)
+	}
+	defer zlibReaders.Put(zr)
+	typ, size, rest, err := looseHeader(zr)
 	if err != nil {
 		return 0, nil, fmt.Errorf("object %s: %w", h, err)
 	}
-	defer zlibReaders.Put(zr)
 	data := make([]byte, size)
-	if _, err := io.ReadFull(br, data); err != nil {
+	n := copy(data, rest)
+	if len(rest) > len(data) {
+		return 0, nil, fmt.Errorf("object %s: %w: more data than the header says", h, errCorruptPack)
+	}
+	if _, err := io.ReadFull(zr, data[n:]); err != nil {
 		return 0, nil, fmt.Errorf("object %s: %w", h, err)
 	}
-	if err := zlibEnd(br); err != nil {
+	if err := zlibEnd(zr); err != nil {
 		return 0, nil, fmt.Errorf("object %s: %w", h, err)
 	}
 	return typ, data, nil
 }
 
-// looseHeader opens the zlib stream of a loose object and reads its header.
-func looseHeader(f io.Reader) (plumbing.ObjectType, int64, *bufio.Reader, io.ReadCloser, error) {
-	raw := bufio.NewReaderSize(f, 4096)
-	var zr io.ReadCloser
+// zlibReader is a pooled zlib reader over r (return it to zlibReaders).
+func zlibReader(r io.Reader) (io.ReadCloser, error) {
 	if v := zlibReaders.Get(); v != nil {
-		zr = v.(io.ReadCloser)
-		if err := zr.(zlib.Resetter).Reset(raw, nil); err != nil {
-			return 0, 0, nil, nil, err
+		zr := v.(io.ReadCloser)
+		if err := zr.(zlib.Resetter).Reset(r, nil); err != nil {
+			zlibReaders.Put(zr)
+			return nil, err
 		}
-	} else {
-		var err error
-		if zr, err = zlib.NewReader(raw); err != nil {
-			return 0, 0, nil, nil, err
-		}
+		return zr, nil
 	}
-	br := bufio.NewReaderSize(zr, 64)
-	head, err := br.ReadSlice(0)
-	if err != nil || len(head) > 40 {
-		zlibReaders.Put(zr)
-		return 0, 0, nil, nil, fmt.Errorf("%w: bad loose object header", errCorruptPack)
-	}
-	kind, size, ok := strings.Cut(string(head[:len(head)-1]), " ")
-	typ, terr := plumbing.ParseObjectType(kind)
-	n, serr := strconv.ParseInt(size, 10, 64)
-	if !ok || terr != nil || serr != nil || n < 0 || n > maxObjectSize || !typ.Valid() || typ >= plumbing.OFSDeltaObject {
-		zlibReaders.Put(zr)
-		return 0, 0, nil, nil, fmt.Errorf("%w: bad loose object header %q", errCorruptPack, head)
-	}
-	return typ, n, br, zr, nil
+	return zlib.NewReader(r)
 }
 
-// read returns the type and content of object h, or plumbing.ErrObjectNotFound.
+// looseHeader reads the header of a loose object ("blob 123\0") from its inflated stream;
+// rest is what it read past the header.
+func looseHeader(zr io.Reader) (plumbing.ObjectType, int64, []byte, error) {
+	var buf [64]byte
+	n, nul := 0, -1
+	for nul < 0 && n < len(buf) {
+		k, err := zr.Read(buf[n:])
+		n += k
+		nul = bytes.IndexByte(buf[:n], 0)
+		if err != nil && nul < 0 {
+			return 0, 0, nil, fmt.Errorf("%w: bad loose object header", errCorruptPack)
+		}
+	}
+	if nul < 0 || nul > 40 {
+		return 0, 0, nil, fmt.Errorf("%w: bad loose object header", errCorruptPack)
+	}
+	head := buf[:nul]
+	kind, size, ok := strings.Cut(string(head), " ")
+	typ, terr := plumbing.ParseObjectType(kind)
+	sz, serr := strconv.ParseInt(size, 10, 64)
+	if !ok || terr != nil || serr != nil || sz < 0 || sz > maxObjectSize || !typ.Valid() || typ >= plumbing.OFSDeltaObject {
+		return 0, 0, nil, fmt.Errorf("%w: bad loose object header %q", errCorruptPack, head)
+	}
+	return typ, sz, buf[nul+1 : n], nil
+}
+
+// read returns the type and content of object h, or plumbing.ErrObjectNotFound. The
+// caller owns what it gets. Small objects read lately are kept (recentCache): a push's
+// secret scan and its copy read the same new blobs one after the other.
 func (o *objectReader) read(h Hash) (plumbing.ObjectType, []byte, error) {
+	o.mu.Lock()
+	c, ok := o.recent.get(h)
+	o.mu.Unlock()
+	if ok {
+		return c.typ, slices.Clone(c.data), nil
+	}
+	typ, data, err := o.readUncached(h)
+	if err == nil && len(data) <= recentMax {
+		o.mu.Lock()
+		o.recent.put(h, cached{typ, slices.Clone(data)})
+		o.mu.Unlock()
+	}
+	return typ, data, err
+}
+
+func (o *objectReader) readUncached(h Hash) (plumbing.ObjectType, []byte, error) {
 	typ, data, err := o.readLoose(h)
 	if err == nil || !errors.Is(err, fs.ErrNotExist) {
 		return typ, data, err
@@ -549,13 +599,22 @@ func (o *objectReader) read(h Hash) (plumbing.ObjectType, []byte, error) {
 // delta's base chain is followed to its end for the type; the size is the delta's target
 // size, read from the delta's first bytes).
 func (o *objectReader) info(h Hash) (plumbing.ObjectType, int64, error) {
-	if f, err := openFile(o.loosePath(h), os.O_RDONLY, 0); err == nil {
-		defer f.Close()
-		typ, size, _, zr, err := looseHeader(f)
+	o.mu.Lock()
+	c, ok := o.recent.get(h)
+	o.mu.Unlock()
+	if ok {
+		return c.typ, int64(len(c.data)), nil
+	}
+	if raw, err := readObjectFile(o.loosePath(h)); err == nil {
+		zr, err := zlibReader(bytes.NewReader(raw))
+		if err != nil {
+			return 0, 0, fmt.Errorf("object %s: %w: %v", h, errCorruptPack, err)
+		}
+		defer zlibReaders.Put(zr)
+		typ, size, _, err := looseHeader(zr)
 		if err != nil {
 			return 0, 0, fmt.Errorf("object %s: %w", h, err)
 		}
-		zlibReaders.Put(zr)
 		return typ, size, nil
 	}
 	for relist := range 2 {
@@ -809,4 +868,71 @@ func (p *packFile) withPrefix(start Hash, prefix string) []Hash {
 		out = append(out, h)
 	}
 	return out
+}
+
+// recentCache keeps the content of objects read lately, by name, up to recentBytes.
+type recentCache struct {
+	m     map[Hash]cached
+	order []Hash
+	bytes int
+}
+
+const (
+	recentBytes = 4 << 20
+	recentMax   = 64 << 10 // bigger objects are not kept
+)
+
+func (c *recentCache) get(h Hash) (cached, bool) {
+	v, ok := c.m[h]
+	return v, ok
+}
+
+func (c *recentCache) put(h Hash, v cached) {
+	if c.m == nil {
+		c.m = map[Hash]cached{}
+	}
+	if _, ok := c.m[h]; ok {
+		return
+	}
+	for c.bytes+len(v.data) > recentBytes && len(c.order) > 0 {
+		old := c.order[0]
+		c.order = c.order[1:]
+		c.bytes -= len(c.m[old].data)
+		delete(c.m, old)
+	}
+	c.m[h] = v
+	c.order = append(c.order, h)
+	c.bytes += len(v.data)
+}
+
+// looseSet lists every loose object once: what a Copier checks thousands of objects
+// against, where one lstat each would cost more than the copy.
+func (o *objectReader) looseSet() map[Hash]bool {
+	out := map[Hash]bool{}
+	for i := range 256 {
+		d := fmt.Sprintf("%02x", i)
+		es, err := os.ReadDir(filepath.Join(o.gitDir, "objects", d))
+		if err != nil {
+			continue
+		}
+		for _, e := range es {
+			if name := d + e.Name(); len(name) == 40 && plumbing.IsHash(name) {
+				out[plumbing.NewHash(name)] = true
+			}
+		}
+	}
+	return out
+}
+
+// hasPacked reports whether a pack holds h, without relisting the packs.
+func (o *objectReader) hasPacked(h Hash) bool {
+	for _, p := range o.packList(false) {
+		if p.open() != nil {
+			continue
+		}
+		if _, ok := p.find(h); ok {
+			return true
+		}
+	}
+	return false
 }

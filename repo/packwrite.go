@@ -138,16 +138,22 @@ func (pw *packWriter) entry(h Hash, typ plumbing.ObjectType, size int64, base Ha
 	return nil
 }
 
-// zlibWriters are reused: a new one allocates its tables (hundreds of KB).
-var zlibWriters = sync.Pool{New: func() any { w, _ := zlib.NewWriterLevel(nil, zlib.DefaultCompression); return w }}
+// zlib writers are reused: a new one allocates its tables (hundreds of KB). Whole objects
+// are compressed at zlib's default level, as git compresses pack entries; deltas, a few
+// hundred bytes each, at the fastest, which makes them hardly bigger but costs a fraction:
+// resetting the default level's tables costs more than compressing a delta.
+var (
+	zlibWriters     = sync.Pool{New: func() any { w, _ := zlib.NewWriterLevel(nil, zlib.DefaultCompression); return w }}
+	zlibFastWriters = sync.Pool{New: func() any { w, _ := zlib.NewWriterLevel(nil, zlib.BestSpeed); return w }}
+)
 
-func (pw *packWriter) compress(data []byte) []byte {
+func (pw *packWriter) compress(data []byte, pool *sync.Pool) []byte {
 	pw.zbuf.Reset()
-	zw := zlibWriters.Get().(*zlib.Writer)
+	zw := pool.Get().(*zlib.Writer)
 	zw.Reset(&pw.zbuf)
 	zw.Write(data)
 	zw.Close()
-	zlibWriters.Put(zw)
+	pool.Put(zw)
 	return pw.zbuf.Bytes()
 }
 
@@ -156,7 +162,7 @@ func (pw *packWriter) writeWhole(h Hash, typ plumbing.ObjectType, data []byte) e
 	if pw.has(h) {
 		return nil
 	}
-	return pw.entry(h, typ, int64(len(data)), ZeroHash, pw.compress(data))
+	return pw.entry(h, typ, int64(len(data)), ZeroHash, pw.compress(data, &zlibWriters))
 }
 
 // writeDelta writes object h as delta, a delta against base, which the pack holds already.
@@ -164,7 +170,7 @@ func (pw *packWriter) writeDelta(h, base Hash, delta []byte) error {
 	if pw.has(h) {
 		return nil
 	}
-	return pw.entry(h, plumbing.OFSDeltaObject, int64(len(delta)), base, pw.compress(delta))
+	return pw.entry(h, plumbing.OFSDeltaObject, int64(len(delta)), base, pw.compress(delta, &zlibFastWriters))
 }
 
 // copyEntry copies the entry of h at off in pack p as it is stored there. A delta's base,

@@ -145,28 +145,38 @@ type Copier struct {
 	pw  *packWriter // started by the first object copied
 	// trees are the trees and commits in the pack, which no tree entry may name as a file.
 	trees map[Hash]bool
-	depth map[Hash]int // delta chain length of each object written
-	// recent holds the content of objects read lately: the bases of the next commit's
-	// deltas.
-	recent     map[Hash]cached
-	recentSize int
-	busy       map[Hash]bool // objects emit is writing, waiting for their bases
+	depth map[Hash]int  // delta chain length of each object written
+	busy  map[Hash]bool // objects emit is writing, waiting for their bases
+	loose map[Hash]bool // dst's loose objects (has)
 }
 
 // NewCopier starts a pack in dst.
 func NewCopier(dst *Repo) *Copier {
-	return &Copier{dst: dst, trees: map[Hash]bool{}, depth: map[Hash]int{}, recent: map[Hash]cached{}, busy: map[Hash]bool{}}
+	return &Copier{dst: dst, trees: map[Hash]bool{}, depth: map[Hash]int{}, busy: map[Hash]bool{}}
 }
 
 // copied reports whether the pack being written holds h.
 func (cp *Copier) copied(h Hash) bool { return cp.pw != nil && cp.pw.has(h) }
 
+// has reports whether dst holds h, or the pack being written does. dst's loose objects
+// are listed once (the caller holds dst's lock: nobody else adds or packs any meanwhile).
+func (cp *Copier) has(h Hash) bool {
+	if cp.copied(h) {
+		return true
+	}
+	objs := cp.dst.reader().objs
+	if cp.loose == nil {
+		cp.loose = objs.looseSet()
+	}
+	return cp.loose[h] || objs.hasPacked(h)
+}
+
 // Copy adds the history of head in src that dst lacks. Every commit and tree is checked
 // on the way (treecheck.go) and every tree entry must be a blob, before any object of it is
 // written: a refusal leaves dst as it was, once the caller aborts the pack.
 func (cp *Copier) Copy(src *Repo, head Hash) error {
-	dst, g := cp.dst, src.reader()
-	have := func(h Hash) bool { return cp.copied(h) || dst.has(h) }
+	g := src.reader()
+	have := cp.has
 	order, err := g.newHistory(head, have)
 	if err != nil {
 		return err
@@ -241,7 +251,7 @@ func (cp *Copier) Copy(src *Repo, head Hash) error {
 		return nil
 	}
 	if cp.pw == nil {
-		if cp.pw, err = dst.newPackWriter(-1); err != nil {
+		if cp.pw, err = cp.dst.newPackWriter(-1); err != nil {
 			return err
 		}
 	}
@@ -288,7 +298,7 @@ func (cp *Copier) emit(src *objectReader, h Hash, hint map[Hash]Hash, travels fu
 			return pw.copyEntry(h, p, off, base)
 		}
 	}
-	typ, data, err := cp.read(src, h)
+	typ, data, err := src.read(h)
 	if err != nil {
 		return fmt.Errorf("copy object %s: %w", short(h), err)
 	}
@@ -299,7 +309,7 @@ func (cp *Copier) emit(src *objectReader, h Hash, hint map[Hash]Hash, travels fu
 			}
 		}
 		if d := cp.depth[like] + 1; cp.copied(like) && d <= maxPackDepth {
-			if _, old, err := cp.read(src, like); err == nil {
+			if _, old, err := src.read(like); err == nil {
 				if delta := packfile.DiffDelta(old, data); len(delta) < len(data)*3/4 {
 					cp.depth[h] = d
 					return pw.writeDelta(h, like, delta)
@@ -309,27 +319,6 @@ func (cp *Copier) emit(src *objectReader, h Hash, hint map[Hash]Hash, travels fu
 	}
 	cp.depth[h] = 0
 	return pw.writeWhole(h, typ, data)
-}
-
-// recentBytes bounds what a Copier keeps of the objects it read.
-const recentBytes = 16 << 20
-
-// read reads an object of src, remembering it for the deltas of the next commit.
-func (cp *Copier) read(src *objectReader, h Hash) (plumbing.ObjectType, []byte, error) {
-	if c, ok := cp.recent[h]; ok {
-		return c.typ, c.data, nil
-	}
-	typ, data, err := src.read(h)
-	if err != nil {
-		return 0, nil, err
-	}
-	if cp.recentSize+len(data) > recentBytes {
-		clear(cp.recent)
-		cp.recentSize = 0
-	}
-	cp.recent[h] = cached{typ, data}
-	cp.recentSize += len(data)
-	return typ, data, nil
 }
 
 func notBlob(commit Hash, e rawEntry, typ plumbing.ObjectType) error {
