@@ -14,7 +14,7 @@ FUZZTIME ?= 5s
 # The packages that hold fuzz targets.
 FUZZPKGS := ./sections/ ./secrets/ ./delta/ ./sync/ ./repo/
 
-.PHONY: build install demo test fuzz bench lint fmt clean
+.PHONY: build install demo test fuzz bench soak lint fmt clean
 
 build:
 	$(GO) build -tags $(LEAN_TAGS) -o $(BIN) ./cmd/ckpt
@@ -46,6 +46,14 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 -benchtime 300x -timeout 20m ./repo/
 	$(GO) test -run '^$$' -bench 'Process' -count=1 -benchtime 20x -timeout 20m ./internal/proctest/
 	$(GO) test -run '^$$' -bench . -skip 'Process' -count=1 -timeout 20m ./internal/proctest/
+
+# The long run of the model test (internal/modeltest): longer random sequences from seed
+# SEED on, for DURATION; it prints the figures at the end and every failing seed, which
+# `go test ./internal/modeltest -run TestModel -seed=N -long -v` replays.
+SEED     ?= 1
+DURATION ?= 30m
+soak:
+	$(GO) test -count=1 -timeout 0 -run '^TestModel$$' -v ./internal/modeltest -start=$(SEED) -soak=$(DURATION)
 
 lint:
 	$(GO) vet $(PKGS)

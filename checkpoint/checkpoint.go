@@ -41,6 +41,9 @@ type Service struct {
 	// files would otherwise be taken for new work. The caller holds the lock. Whoever
 	// builds a Service for a store that may pull sets it.
 	FinishPull func(r *repo.Repo) error
+	// Conversation, when set, is the agent conversation this process commits for (an agent
+	// hook's): every commit names it in a Ckpt-Conversation trailer.
+	Conversation string
 }
 
 // New returns a Service.

@@ -12,6 +12,7 @@ import (
 	"github.com/ckpt-dev/ckpt/internal/hint"
 	"github.com/ckpt-dev/ckpt/repo"
 	"github.com/ckpt-dev/ckpt/sections"
+	"github.com/ckpt-dev/ckpt/templates"
 )
 
 // CommitOptions describe a commit: its trigger and an optional message.
@@ -26,10 +27,9 @@ type CommitOptions struct {
 	Verbatim bool
 	// AllowShrink lets the checkpoint lose more entries than the shrink guard allows.
 	AllowShrink bool
-	// Mode is the sync mode (sparse or full) that made the commit, "" for others; when the
-	// trigger does not already say it (hook, cron), it becomes the Ckpt-Mode trailer, so a
-	// full checkpoint a hook took before a compaction is recognisable in history.
-	Mode string
+	// Cause is what ran a sync (cron, hook:pre-commit, claude:PreCompact), the Ckpt-Cause
+	// trailer; "" for a command run by hand.
+	Cause string
 }
 
 // Result is what a commit did.
@@ -303,12 +303,15 @@ func (s *Service) Prepare(r *repo.Repo, cp Plan, o CommitOptions, dry bool) (*re
 			}
 		}
 	}
-	if _, had := old[File]; had {
+	// An agent's own memory directory (template free) is versioned as it is: no file is
+	// required and none is checked.
+	free := r.Template() == templates.Free
+	if _, had := old[File]; had && !free {
 		if _, has := next[File]; !has {
 			return nil, res, hint.New(fmt.Errorf("%s: missing from the work tree; nothing committed", r.WorkPath(File)), "bring it back with ckpt restore --rev HEAD")
 		}
 	}
-	if cpb, ok := next[File]; ok {
+	if cpb, ok := next[File]; ok && !free {
 		written := cpb // as the agent wrote it, before metadata upkeep
 		t, err := s.LoadTemplate(r.Template())
 		if err != nil {
@@ -342,7 +345,7 @@ func (s *Service) Prepare(r *repo.Repo, cp Plan, o CommitOptions, dry bool) (*re
 				// hook retrying) are then the same rejected write, not a new ref.
 				kept := maps.Clone(next)
 				kept[File] = written
-				ref, h, err := r.Reject(kept, rejectMessage(r.ID, o.Trigger, findings))
+				ref, h, err := r.Reject(kept, rejectMessage(r.ID, o.Trigger, o.Cause, findings))
 				if err != nil {
 					return nil, res, fmt.Errorf("keep rejected write: %w", err)
 				}
@@ -357,14 +360,14 @@ func (s *Service) Prepare(r *repo.Repo, cp Plan, o CommitOptions, dry bool) (*re
 	}
 	what := o.Message
 	if what == "" {
-		what = describe(res.Changes, res.Files)
+		what = describe(res.Changes, res.Files, next)
 	}
 	res.Subject = Subject(o.Trigger, what)
 	if dry {
 		return nil, res, nil
 	}
 	p, err := r.Prepare(repo.CommitRequest{
-		Files: next, Message: commitMessage(r.ID, o.Trigger, o.Mode, res.Subject, res.Sections, res.Files),
+		Files: next, Message: withConversation(commitMessage(r.ID, o.Trigger, o.Cause, res.Subject, res.Sections, res.Files), s.Conversation),
 		Parents: o.Parents, Force: o.Parents != nil,
 		Disk: cp.Disk, Touch: cp.Touch, Appendable: []string{NotesFile},
 	})
@@ -431,7 +434,7 @@ func changedFiles(old, next map[string][]byte) []string {
 	return out
 }
 
-func describe(changes []sections.Change, files []string) string {
+func describe(changes []sections.Change, files []string, next map[string][]byte) string {
 	var parts []string
 	byStatus := map[sections.Status][]string{}
 	var order []sections.Status
@@ -454,7 +457,9 @@ func describe(changes []sections.Change, files []string) string {
 		parts = append(parts, verbs[st]+" "+strings.Join(names, ", "))
 	}
 	for _, f := range files {
-		if f != File || len(changes) == 0 {
+		if _, kept := next[f]; !kept {
+			parts = append(parts, "remove "+f) // a deleted memory file, say
+		} else if f != File || len(changes) == 0 {
 			parts = append(parts, "update "+f)
 		}
 	}

@@ -5,10 +5,14 @@ import (
 
 	"github.com/ckpt-dev/ckpt/internal/trailer"
 	"github.com/ckpt-dev/ckpt/repo"
+	"github.com/ckpt-dev/ckpt/templates"
 )
 
 // initFiles renders a new session's files from its template: metadata filled in.
 func (s *Service) initFiles(t *Template, id string) (map[string][]byte, error) {
+	if t.Kind == templates.KindFree {
+		return map[string][]byte{}, nil // the directory's own files are the first commit
+	}
 	doc := t.Parse(t.Source)
 	now := FormatTime(s.now())
 	doc.SetMeta("last_updated", now)

@@ -2,24 +2,30 @@ package checkpoint
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/ckpt-dev/ckpt/internal/trailer"
 	"github.com/ckpt-dev/ckpt/sections"
 )
 
-// Trigger names what caused a commit: the value of its Ckpt-Trigger trailer.
+// Trigger says what a commit took: the value of its Ckpt-Trigger trailer. A sync is sparse or
+// full whatever ran it; what ran it is the commit's Cause (Ckpt-Cause).
 type Trigger string
 
 // The triggers of ckpt's commits.
 const (
-	TriggerManual  Trigger = "manual"  // ckpt commit, init, a review of the knowledge graph
-	TriggerWrite   Trigger = "write"   // ckpt write
-	TriggerSparse  Trigger = "sparse"  // a sparse sync
-	TriggerFull    Trigger = "full"    // a full sync
-	TriggerHook    Trigger = "hook"    // a git or agent hook's sync
-	TriggerCron    Trigger = "cron"    // a cron tick's sync
+	TriggerManual Trigger = "manual" // ckpt commit, init, a review of the knowledge graph
+	TriggerWrite  Trigger = "write"  // ckpt write
+	TriggerSparse Trigger = "sparse" // a sparse sync, whatever ran it
+	TriggerFull   Trigger = "full"   // a full sync, whatever ran it
+	// TriggerHook and TriggerCron are read from older histories, where a hook's or a cron
+	// tick's sync said Ckpt-Trigger: hook|cron (with Ckpt-Mode: sparse|full, or, older
+	// still, without); ckpt no longer writes them for a sync.
+	TriggerHook    Trigger = "hook"
+	TriggerCron    Trigger = "cron"
 	TriggerRestore Trigger = "restore" // ckpt restore
 	TriggerMerge   Trigger = "merge"   // a pull's merge, or the commit that finishes one
 	// TriggerAutosave marks the commit of uncommitted bytes a command found in a work tree
@@ -45,15 +51,111 @@ func ParseTrigger(s string) (Trigger, error) {
 
 // The trailer keys of ckpt's commit messages.
 const (
-	KeySession    = "Ckpt-Session"    // the session id
-	KeyTrigger    = "Ckpt-Trigger"    // a Trigger
-	KeyMode       = "Ckpt-Mode"       // sparse or full: a hook's or cron's sync, which the trigger does not say
+	KeySession = "Ckpt-Session" // the session id
+	KeyTrigger = "Ckpt-Trigger" // a Trigger: what was taken
+	KeyCause   = "Ckpt-Cause"   // what ran a sync: cron, hook:pre-commit, claude:PreCompact, …
+	// KeyMode is read from older histories only: a hook's or cron's sync said
+	// Ckpt-Trigger: hook|cron and Ckpt-Mode: sparse|full.
+	KeyMode       = "Ckpt-Mode"
 	KeySections   = "Ckpt-Sections"   // ids of the checkpoint sections that changed, comma separated
 	KeyFiles      = "Ckpt-Files"      // the files that changed, when not only checkpoint.md
 	KeyCheckpoint = "Ckpt-Checkpoint" // <session>@<hash>: a code commit's, or a promotion's, checkpoint
 	KeySquashed   = "Ckpt-Squashed"   // how many sparse checkpoints gc squashed into this one
 	KeyRedacted   = "Ckpt-Redacted"   // rule:count,… of what a redaction replaced (never the values)
+	// KeyConversation is "<agent conversation id> <transcript>": the agent conversation
+	// (Claude Code's session_id) on whose behalf a hook committed, and its transcript.
+	KeyConversation = "Ckpt-Conversation"
 )
+
+// Causes of a sync (the Ckpt-Cause trailer); a sync run by hand has none.
+const (
+	CauseCron = "cron" // a cron tick
+	CauseHook = "hook" // a git or agent hook, in histories that did not say which
+)
+
+// GitHookCause is the cause of a sync a git hook ran: "hook:pre-commit".
+func GitHookCause(hook string) string { return "hook:" + hook }
+
+// ClaudeCause is the cause of a sync a Claude Code hook event ran: "claude:PreCompact".
+func ClaudeCause(event string) string { return "claude:" + event }
+
+// causeValue is what a cause may be: a word, then optionally ":" and a name. It goes into a
+// trailer, so it never holds white space.
+var causeValue = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[a-z][a-z0-9-]{0,31}(?::[A-Za-z0-9][A-Za-z0-9._-]{0,63})?$`)
+})
+
+// ParseCause accepts a cause: "cron", "hook:pre-commit", "claude:PreCompact", …
+func ParseCause(s string) (string, error) {
+	if !causeValue().MatchString(s) {
+		return "", fmt.Errorf("cause %q: want a word, optionally with :name (cron, hook:pre-commit, claude:PreCompact)", s)
+	}
+	return s, nil
+}
+
+// Taken is what a commit took (its trigger: sparse or full for any sync) and what ran it,
+// read from its trailers in whichever form its history holds.
+type Taken struct {
+	Trigger Trigger
+	Cause   string // "" for a command run by hand
+}
+
+// Sparse reports whether the commit is a sparse checkpoint, whatever ran it.
+func (t Taken) Sparse() bool { return t.Trigger == TriggerSparse }
+
+// Full reports whether the commit is a full checkpoint, whatever ran it.
+func (t Taken) Full() bool { return t.Trigger == TriggerFull }
+
+// Matches reports whether filter names the commit: its trigger ("sparse", "full", "write",
+// …), its cause ("claude:PreCompact"), or what ran it: "hook" for any git or agent hook,
+// "cron" for a tick.
+func (t Taken) Matches(filter string) bool {
+	switch {
+	case filter == string(t.Trigger), filter != "" && filter == t.Cause:
+		return true
+	case filter == CauseHook:
+		return t.Cause == CauseHook || strings.HasPrefix(t.Cause, "hook:") || strings.HasPrefix(t.Cause, "claude:")
+	}
+	return false
+}
+
+// ReadTaken reads what a commit took from its trailers (get returns a trailer's value, ""
+// when absent). Three forms are read:
+//
+//   - Ckpt-Trigger: sparse|full with Ckpt-Cause: cron|hook:…|claude:… (what ckpt writes);
+//   - Ckpt-Trigger: hook|cron with Ckpt-Mode: sparse|full;
+//   - Ckpt-Trigger: hook|cron alone, the oldest: such a sync is taken as sparse when it
+//     changed no section but the recovered delta (📡) and no file but checkpoint.md, which
+//     is all a sparse sync changes, and as full otherwise.
+func ReadTaken(get func(key string) string) Taken {
+	t := Taken{Trigger: Trigger(strings.ToLower(strings.TrimSpace(get(KeyTrigger)))), Cause: strings.TrimSpace(get(KeyCause))}
+	if t.Trigger != TriggerHook && t.Trigger != TriggerCron {
+		return t
+	}
+	if t.Cause == "" {
+		t.Cause = string(t.Trigger)
+	}
+	switch mode := Trigger(strings.ToLower(strings.TrimSpace(get(KeyMode)))); mode {
+	case TriggerSparse, TriggerFull:
+		t.Trigger = mode
+	default:
+		t.Trigger = TriggerFull
+		if onlyDelta(get(KeySections)) && strings.TrimSpace(get(KeyFiles)) == "" {
+			t.Trigger = TriggerSparse
+		}
+	}
+	return t
+}
+
+// onlyDelta reports whether a Ckpt-Sections value names no section but six's recovered delta.
+func onlyDelta(secs string) bool {
+	for _, s := range strings.Split(secs, ",") {
+		if s = strings.TrimSpace(s); s != "" && s != "📡" {
+			return false
+		}
+	}
+	return true
+}
 
 // Message is a commit message in ckpt's format: a subject line, an optional body, then the
 // trailers, one `Key: value` line each.
@@ -80,12 +182,12 @@ func Subject(t Trigger, what string) string {
 	return fmt.Sprintf("checkpoint(%s): %s", t, what)
 }
 
-// commitMessage is the message of a checkpoint commit: the sync mode when the trigger does
-// not say it, its sections, and its files unless only the checkpoint changed.
-func commitMessage(id string, t Trigger, mode, subject string, secs []sections.ID, files []string) string {
+// commitMessage is the message of a checkpoint commit: what it took, what ran it (a sync's
+// cause), its sections, and its files unless only the checkpoint changed.
+func commitMessage(id string, t Trigger, cause, subject string, secs []sections.ID, files []string) string {
 	m := Message{Subject: subject, Trailers: []trailer.Trailer{{Key: KeySession, Value: id}, {Key: KeyTrigger, Value: string(t)}}}
-	if mode != "" && mode != string(t) { // a hook's or cron's sync: say which it was
-		m.Trailers = append(m.Trailers, trailer.Trailer{Key: KeyMode, Value: mode})
+	if cause != "" {
+		m.Trailers = append(m.Trailers, trailer.Trailer{Key: KeyCause, Value: cause})
 	}
 	m.Trailers = append(m.Trailers, trailer.Trailer{Key: KeySections, Value: joinIDs(secs)})
 	if len(files) > 0 && !(len(files) == 1 && files[0] == File) {
@@ -94,18 +196,30 @@ func commitMessage(id string, t Trigger, mode, subject string, secs []sections.I
 	return m.String()
 }
 
+// withConversation adds the Ckpt-Conversation trailer to msg when conversation is set.
+func withConversation(msg, conversation string) string {
+	if conversation == "" {
+		return msg
+	}
+	return trailer.Add(msg, KeyConversation, conversation)
+}
+
 // rejectMessage is the message of a write kept under refs/ckpt/rejected/N: the findings of
 // the check that refused it.
-func rejectMessage(id string, t Trigger, fs []sections.Finding) string {
+func rejectMessage(id string, t Trigger, cause string, fs []sections.Finding) string {
 	lines := make([]string, len(fs))
 	for i, f := range fs {
 		lines[i] = fmt.Sprintf("%s:%d: %s: %s", File, f.Line, f.Severity, f.Message)
 	}
-	return Message{
+	m := Message{
 		Subject:  fmt.Sprintf("rejected(%s): checkpoint failed check", t),
 		Body:     strings.Join(lines, "\n"),
 		Trailers: []trailer.Trailer{{Key: KeySession, Value: id}, {Key: KeyTrigger, Value: string(t)}},
-	}.String()
+	}
+	if cause != "" {
+		m.Trailers = append(m.Trailers, trailer.Trailer{Key: KeyCause, Value: cause})
+	}
+	return m.String()
 }
 
 // MergeMessage is the message of a pull's merge commit, recorded with MERGE_HEAD when the

@@ -82,7 +82,7 @@ func Squash(r *repo.Repo, o SquashOptions) (SquashReport, error) {
 			}
 		}
 		squashable := func(c repo.CommitInfo) bool {
-			return len(c.Parents) <= 1 && c.When.Before(o.OlderThan) && strings.EqualFold(c.Trailer(KeyTrigger), string(TriggerSparse))
+			return len(c.Parents) <= 1 && c.When.Before(o.OlderThan) && ReadTaken(c.Trailer).Sparse()
 		}
 		// Groups of chain indexes; a group of more than one commit is squashed.
 		var groups [][]int
@@ -145,13 +145,25 @@ func squashMessage(chain []repo.CommitInfo, grp []int) string {
 		ids = append(ids, s)
 	}
 	sort.Strings(ids)
-	return Message{
+	m := Message{
 		Subject: Subject(TriggerSparse, fmt.Sprintf("%d sparse checkpoints squashed (%s to %s)", len(grp), FormatTime(first.When), FormatTime(last.When))),
 		Trailers: []trailer.Trailer{
 			{Key: KeySession, Value: last.Trailer(KeySession)},
 			{Key: KeyTrigger, Value: string(TriggerSparse)},
-			{Key: KeySections, Value: strings.Join(ids, ",")},
-			{Key: KeySquashed, Value: strconv.Itoa(len(grp))},
 		},
-	}.String()
+	}
+	// The run's cause, when one cause ran all of it (old forms read as theirs).
+	cause := ReadTaken(first.Trailer).Cause
+	for _, i := range grp {
+		if ReadTaken(chain[i].Trailer).Cause != cause {
+			cause = ""
+		}
+	}
+	if cause != "" {
+		m.Trailers = append(m.Trailers, trailer.Trailer{Key: KeyCause, Value: cause})
+	}
+	m.Trailers = append(m.Trailers,
+		trailer.Trailer{Key: KeySections, Value: strings.Join(ids, ",")},
+		trailer.Trailer{Key: KeySquashed, Value: strconv.Itoa(len(grp))})
+	return m.String()
 }

@@ -164,3 +164,78 @@ func TestSquashRefusesPendingMerge(t *testing.T) {
 		t.Errorf("HEAD moved to %s", repo.ShortHash(h))
 	}
 }
+
+// trailerHistory makes a repository whose first-parent history has one commit per trailer
+// block, oldest first, a minute apart: histories as older ckpt versions wrote them.
+func trailerHistory(t *testing.T, blocks ...string) *repo.Repo {
+	t.Helper()
+	opts := repo.DefaultOptions()
+	opts.Fsync = false
+	clock := time.Date(2026, 4, 1, 9, 59, 0, 0, time.UTC)
+	opts.Now = func() time.Time { return clock }
+	opts.Author = repo.Signature{Name: "ckpt test", Email: "test@example.com"}
+	st := repo.NewStore(t.TempDir(), opts)
+	var r *repo.Repo
+	for i, b := range blocks {
+		clock = clock.Add(time.Minute)
+		files := map[string][]byte{File: fmt.Appendf(nil, "version %d\n", i)}
+		msg := fmt.Sprintf("checkpoint: %d\n\nCkpt-Session: a\n%s", i, b)
+		var err error
+		if r == nil {
+			r, _, err = st.Init("a", repo.InitOptions{Files: files, Message: msg})
+		} else {
+			_, _, err = r.Commit(repo.CommitRequest{Files: files, Message: msg})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return r
+}
+
+// TestSquashReadsEveryTriggerForm: gc squashes every sparse checkpoint whatever ran it and
+// in whichever form its history says so: Ckpt-Trigger: sparse with a cause, hook or cron
+// with Ckpt-Mode: sparse, and hook or cron alone on a commit that changed only the delta.
+func TestSquashReadsEveryTriggerForm(t *testing.T) {
+	const (
+		cronOld   = "Ckpt-Trigger: cron\nCkpt-Sections: 📡\n"
+		cronMode  = "Ckpt-Trigger: cron\nCkpt-Mode: sparse\nCkpt-Sections: 📡\n"
+		hookMode  = "Ckpt-Trigger: hook\nCkpt-Mode: sparse\nCkpt-Sections: 📡\n"
+		cronNew   = "Ckpt-Trigger: sparse\nCkpt-Cause: cron\nCkpt-Sections: 📡\n"
+		stopNew   = "Ckpt-Trigger: sparse\nCkpt-Cause: claude:Stop\nCkpt-Sections: 📡\n"
+		fullMode  = "Ckpt-Trigger: hook\nCkpt-Mode: full\nCkpt-Sections: 📡\n"
+		fullOld   = "Ckpt-Trigger: cron\nCkpt-Sections: 📡,🔑\nCkpt-Files: checkpoint.md,notes.md\n"
+		fullNew   = "Ckpt-Trigger: full\nCkpt-Cause: hook:pre-commit\nCkpt-Sections: 🔑\n"
+		manualNew = "Ckpt-Trigger: manual\nCkpt-Sections: \n"
+	)
+	blocks := []string{manualNew}
+	for range 13 {
+		blocks = append(blocks, cronOld) // the 13 old sparse cron checkpoints
+	}
+	blocks = append(blocks, fullOld, cronMode, hookMode, cronNew, stopNew, fullMode, cronNew, cronNew, fullNew, stopNew)
+	r := trailerHistory(t, blocks...)
+	rep, err := Squash(r, SquashOptions{OlderThan: time.Date(2026, 4, 2, 0, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, ci := range firstParents(t, r) {
+		tk := ReadTaken(ci.Trailer)
+		s := string(tk.Trigger)
+		if n := ci.Trailer(KeySquashed); n != "" {
+			s += "×" + n
+		}
+		if tk.Cause != "" {
+			s += "(" + tk.Cause + ")"
+		}
+		got = append(got, s)
+	}
+	want := "manual sparse×13(cron) full(cron) sparse×4 full(hook) sparse×2(cron) full(hook:pre-commit) sparse(claude:Stop)"
+	if strings.Join(got, " ") != want {
+		t.Errorf("history %q\nwant    %q", strings.Join(got, " "), want)
+	}
+	if len(rep.Runs) != 3 {
+		t.Errorf("%d runs squashed, want 3", len(rep.Runs))
+	}
+	gittest.Fsck(t, r.Dir)
+}

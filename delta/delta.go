@@ -6,7 +6,10 @@
 //	**[2026-04-01T21:50Z]** assistant: Ran `workspace_watchdog.py verify`. [tool: Bash]
 //
 // Transcript entries read "<role>: <text>"; a tool call adds "[tool: <name>]" in the place
-// where the call was made. Daily log entries carry the log line's text only.
+// where the call was made. Claude Code's noise is cut down: a slash command reads as typed
+// ("user: /compact"), its output is left out, the summary after a compaction reads
+// "summary: …", and a subagent's run is one entry, "subagent <id>: <task> (N messages)".
+// Daily log entries carry the log line's text only.
 package delta
 
 import (
@@ -84,8 +87,11 @@ type transcriptRead struct {
 //     "content"}}: the content is a string or a list of blocks; text blocks are kept,
 //     a tool_use block becomes "[tool: <name>]", thinking and tool_result blocks are
 //     dropped (a user record holding only tool results gives no entry), and records marked
-//     isMeta (harness notices, not the user's words) are skipped. Records of other types
-//     ("summary", "system", …) are skipped.
+//     isMeta (harness notices, not the user's words) are skipped. A slash command's markup
+//     reads as the command, its output is skipped, a compaction summary (isCompactSummary)
+//     is labelled "summary", and the records of a subagent (isSidechain) become one entry
+//     per run (parseTranscriptLine). A "system" record with subtype local_command is a
+//     command too; records of other types ("summary", "system", …) are skipped.
 //   - a generic record, {"ts"|"timestamp":…,"role":…,"content":…}.
 //
 // Times are RFC 3339 strings (fractions allowed), 2006-01-02T15:04Z, or Unix seconds (or
@@ -154,6 +160,7 @@ func readTranscriptBounded(path string, offset int64, since time.Time, limit int
 		return res, err
 	}
 	defer f.Close()
+	var side subagentRuns
 	moved, err := transcriptMoved(f, offset)
 	if err != nil {
 		return res, fmt.Errorf("read transcript %s: %w", path, err)
@@ -213,7 +220,7 @@ func readTranscriptBounded(path string, offset int64, since time.Time, limit int
 		lineNo++
 		start := res.Next
 		res.Next += int64(len(line))
-		e, ok, bad := parseTranscriptLine(line)
+		rec, ok, bad := parseTranscriptLine(line)
 		long = long[:0]
 		if bad {
 			where := fmt.Sprintf("%s:%d", path, lineNo)
@@ -223,11 +230,102 @@ func readTranscriptBounded(path string, offset int64, since time.Time, limit int
 			res.Warnings = append(res.Warnings, where+": skipped malformed line")
 			continue
 		}
-		if ok && (since.IsZero() || e.Time.After(since)) {
-			res.Entries = append(res.Entries, e)
+		if ok && (since.IsZero() || rec.Time.After(since)) {
+			if rec.sidechain {
+				side.add(rec, len(res.Entries))
+				continue
+			}
+			res.Entries = append(res.Entries, rec.entry)
 		}
 	}
+	res.Entries = side.merge(res.Entries)
 	return res, nil
+}
+
+// subagentRuns gathers the sidechain lines of one read (a subagent's own conversation, which
+// Claude Code writes into the transcript of the conversation that started it) into one
+// entry per subagent run: "subagent <agent id>: <its first words> (N messages)".
+type subagentRuns struct {
+	runs  []*subagentRun
+	byKey map[string]*subagentRun
+	last  *subagentRun // the run a line that names none continues
+}
+
+type subagentRun struct {
+	at    int // the index in the main entries before which the run's entry goes
+	time  time.Time
+	agent string
+	first string // the first words of the run, normally the task the subagent was given
+	n     int
+}
+
+// add counts one sidechain line, at entries index at.
+func (s *subagentRuns) add(rec record, at int) {
+	key := rec.agent
+	if key == "" && rec.starts {
+		key = "\x00" + strconv.Itoa(len(s.runs)) // a run without an agent id starts here
+	}
+	var run *subagentRun
+	switch {
+	case key != "":
+		run = s.byKey[key]
+	default:
+		run = s.last
+	}
+	if run == nil {
+		run = &subagentRun{at: at, time: rec.Time, agent: rec.agent}
+		if s.byKey == nil {
+			s.byKey = map[string]*subagentRun{}
+		}
+		if key != "" {
+			s.byKey[key] = run
+		}
+		s.runs = append(s.runs, run)
+	}
+	s.last = run
+	run.n++
+	if run.first == "" {
+		run.first = rec.text
+	}
+}
+
+// merge puts one entry per run into entries, where the run started.
+func (s *subagentRuns) merge(entries []entry) []entry {
+	if len(s.runs) == 0 {
+		return entries
+	}
+	out := make([]entry, 0, len(entries)+len(s.runs))
+	next := 0
+	for i := 0; i <= len(entries); i++ {
+		for next < len(s.runs) && s.runs[next].at == i {
+			out = append(out, s.runs[next].entry())
+			next++
+		}
+		if i < len(entries) {
+			out = append(out, entries[i])
+		}
+	}
+	return out
+}
+
+func (r *subagentRun) entry() entry {
+	name := "subagent"
+	if r.agent != "" {
+		name += " " + r.agent
+	}
+	unit := "messages"
+	if r.n == 1 {
+		unit = "message"
+	}
+	first := []rune(r.first)
+	if len(first) > 200 {
+		first = append(first[:199], '…')
+	}
+	text := fmt.Sprintf("%s: (%d %s)", name, r.n, unit)
+	if len(first) > 0 {
+		text = fmt.Sprintf("%s: %s (%d %s)", name, string(first), r.n, unit)
+	}
+	return entry{Time: r.time, Text: clipText(text)}
 }
 
 // skipLine reads f from pos, keeping nothing, to the end of the line under way: end is the
@@ -274,14 +372,33 @@ func transcriptMoved(f *os.File, offset int64) (bool, error) {
 // transcriptLine holds the fields of both transcript shapes that the delta needs.
 type transcriptLine struct {
 	Type      string          `json:"type"`
+	Subtype   string          `json:"subtype"`
 	Timestamp json.RawMessage `json:"timestamp"`
 	TS        json.RawMessage `json:"ts"`
 	IsMeta    bool            `json:"isMeta"`
-	Message   *struct {
+	// IsSidechain marks a subagent's own conversation; AgentID names the run (newer Claude
+	// Code); a run's first line has a null parentUuid.
+	IsSidechain bool            `json:"isSidechain"`
+	AgentID     string          `json:"agentId"`
+	ParentUUID  json.RawMessage `json:"parentUuid"`
+	// IsCompactSummary marks the summary Claude Code writes, as a user line, after a
+	// compaction.
+	IsCompactSummary bool `json:"isCompactSummary"`
+	Message          *struct {
 		Content json.RawMessage `json:"content"`
 	} `json:"message"`
 	Role    string          `json:"role"`
 	Content json.RawMessage `json:"content"`
+}
+
+// record is one transcript line that carries an entry, with what tells a subagent's lines
+// apart.
+type record struct {
+	entry
+	text      string // the text without its "role: " label
+	sidechain bool   // a subagent's line: summarised per run, never an entry of its own
+	agent     string // the subagent run's id, when the line names it
+	starts    bool   // the first line of a subagent run (its parentUuid is null)
 }
 
 // contentBlock is one block of a message's content list. Fields of other block types
@@ -292,16 +409,23 @@ type contentBlock struct {
 	Name string `json:"name"`
 }
 
-// parseTranscriptLine turns one line into an entry. ok is false when the line carries no
+// parseTranscriptLine turns one line into a record. ok is false when the line carries no
 // entry; bad is true when it is not a transcript record at all.
-func parseTranscriptLine(line []byte) (e entry, ok, bad bool) {
+//
+// Claude Code's noise is told apart: a command the user typed, which Claude Code wraps in
+// <command-name> markup on a user line (a system line with subtype local_command in newer
+// versions), reads as the command ("user: /compact"); what a command printed
+// (<local-command-stdout>) and its caveat are left out; the summary written after a
+// compaction is labelled "summary", not "user"; a subagent's lines (isSidechain) are
+// marked so that the read summarises each run in one entry.
+func parseTranscriptLine(line []byte) (rec record, ok, bad bool) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
-		return e, false, false
+		return rec, false, false
 	}
 	var l transcriptLine
 	if err := json.Unmarshal(line, &l); err != nil {
-		return e, false, true
+		return rec, false, true
 	}
 	isTurn := l.Type == "user" || l.Type == "assistant"
 	var role string
@@ -309,25 +433,82 @@ func parseTranscriptLine(line []byte) (e entry, ok, bad bool) {
 	switch {
 	case isTurn && l.Message != nil:
 		role, stamp, content = l.Type, l.Timestamp, l.Message.Content
+	case l.Type == "system" && l.Subtype == "local_command" && l.Content != nil:
+		role, stamp, content = "user", l.Timestamp, l.Content
 	case l.Role != "" && l.Content != nil:
 		role, stamp, content = l.Role, l.TS, l.Content
 		if stamp == nil {
 			stamp = l.Timestamp
 		}
 	case l.Type != "" && !isTurn:
-		return e, false, false // a summary or other bookkeeping record
+		return rec, false, false // a summary or other bookkeeping record
 	default:
-		return e, false, true
+		return rec, false, true
 	}
 	t, tok := parseTranscriptTime(stamp)
 	text, cok := contentText(content)
 	if !tok || !cok {
-		return e, false, true
+		return rec, false, true
 	}
-	if l.IsMeta || text == "" {
-		return e, false, false
+	if l.IsMeta || (text == "" && !l.IsSidechain) {
+		return rec, false, false // a subagent's line without text still counts in its run
 	}
-	return entry{Time: t, Text: clipText(strings.TrimSpace(role) + ": " + text)}, true, false
+	if cmd, isCmd := commandText(text); isCmd {
+		if cmd == "" {
+			return rec, false, false // a command's output or caveat
+		}
+		text = cmd
+	}
+	if l.IsCompactSummary {
+		role = "summary"
+	}
+	rec = record{
+		entry:     entry{Time: t, Text: clipText(strings.TrimSpace(role) + ": " + text)},
+		text:      text,
+		sidechain: l.IsSidechain,
+		agent:     strings.TrimSpace(l.AgentID),
+		starts:    string(bytes.TrimSpace(l.ParentUUID)) == "null",
+	}
+	return rec, true, false
+}
+
+// commandMarkup matches the markup Claude Code wraps around a slash command the user typed
+// and around what it printed: <command-name>/compact</command-name>, <command-message>,
+// <command-args>, <local-command-stdout>, <local-command-stderr>, <local-command-caveat>.
+var commandMarkup = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?s)^\s*(?:<(command-name|command-message|command-args|local-command-stdout|local-command-stderr|local-command-caveat)>(.*?)</(?:command-name|command-message|command-args|local-command-stdout|local-command-stderr|local-command-caveat)>\s*)+$`)
+})
+
+var commandTag = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?s)<(command-name|command-args)>(.*?)</(?:command-name|command-args)>`)
+})
+
+// commandText reads a text made only of command markup: the command as typed ("/compact",
+// "/model opus"), or "" for a command's output or caveat. isCmd is false for any other text,
+// a message that merely quotes the tags included.
+func commandText(text string) (cmd string, isCmd bool) {
+	if !strings.HasPrefix(text, "<") || !commandMarkup().MatchString(text) {
+		return "", false
+	}
+	var name, args string
+	for _, m := range commandTag().FindAllStringSubmatch(text, -1) {
+		switch m[1] {
+		case "command-name":
+			name = strings.TrimSpace(m[2])
+		case "command-args":
+			args = strings.TrimSpace(m[2])
+		}
+	}
+	if name == "" {
+		return "", true
+	}
+	if !strings.HasPrefix(name, "/") {
+		name = "/" + name
+	}
+	if args != "" {
+		name += " " + args
+	}
+	return name, true
 }
 
 // contentText flattens a message content: a string, or a list of blocks. ok is false for

@@ -121,6 +121,23 @@ func TestReadTranscriptGolden(t *testing.T) {
 			longestRunes: maxRunes,
 		},
 		{
+			// Claude Code's noise, in real shapes: a subagent run with its agent id and one
+			// without, /compact and /model as typed, their output and caveat, the compaction
+			// summary, a message that only quotes the markup.
+			name:    "claude noise",
+			path:    "testdata/delta/claude-noise.jsonl",
+			entries: 10,
+			contains: []string{
+				"subagent a3f9c01: Find every code path that writes invoice_ledger (4 messages)",
+				"subagent: Run the shadow-read diff for 2026-05-19 and report the row count (2 messages)",
+				"user: /compact",
+				"user: /model opus",
+				"summary: This session is being continued",
+				"user: Why does the doc show <command-name>/compact</command-name> in the hook example?",
+			},
+			lacks: []string{"Caveat:", "Compacted.", "Set model to", "[tool: Grep]", "Diff: 0 rows", "user: This session", "<command-message>"},
+		},
+		{
 			name:     "generic",
 			path:     deltaGeneric,
 			entries:  3,
@@ -341,6 +358,16 @@ func TestReadTranscriptLines(t *testing.T) {
 		{"thinking only", `{"type":"assistant","timestamp":"2026-04-01T22:00:00Z","message":{"content":[{"type":"thinking","thinking":"hmm"}]}}`, "", false},
 		{"blocks in order", `{"type":"assistant","timestamp":"2026-04-01T22:00:00Z","message":{"content":[{"type":"tool_use","name":"Grep"},{"type":"text","text":"found it"},{"type":"tool_use","name":"Edit"}]}}`, "assistant: [tool: Grep] found it [tool: Edit]", false},
 		{"harness notice", `{"type":"user","isMeta":true,"timestamp":"2026-04-01T22:00:00Z","message":{"role":"user","content":"Caveat: local command"}}`, "", false},
+		{"command as typed", `{"type":"user","timestamp":"2026-04-01T22:00:00Z","message":{"role":"user","content":"<command-name>/compact</command-name>\n<command-message>compact</command-message>\n<command-args></command-args>"}}`, "user: /compact", false},
+		{"command with args, name without slash", `{"type":"user","timestamp":"2026-04-01T22:00:00Z","message":{"role":"user","content":"<command-message>review</command-message><command-name>review</command-name><command-args>PR 4410</command-args>"}}`, "user: /review PR 4410", false},
+		{"command in a text block", `{"type":"user","timestamp":"2026-04-01T22:00:00Z","message":{"role":"user","content":[{"type":"text","text":"<command-name>/clear</command-name>"}]}}`, "user: /clear", false},
+		{"command on a system line", `{"type":"system","subtype":"local_command","timestamp":"2026-04-01T22:00:00Z","content":"<command-name>/model</command-name><command-args>opus</command-args>"}`, "user: /model opus", false},
+		{"command output", `{"type":"user","timestamp":"2026-04-01T22:00:00Z","message":{"role":"user","content":"<local-command-stdout>Compacted.</local-command-stdout>"}}`, "", false},
+		{"command output on a system line", `{"type":"system","subtype":"local_command","timestamp":"2026-04-01T22:00:00Z","content":"<local-command-stdout></local-command-stdout>"}`, "", false},
+		{"other system line", `{"type":"system","subtype":"compact_boundary","timestamp":"2026-04-01T22:00:00Z","content":"Conversation compacted"}`, "", false},
+		{"markup quoted in a message", `{"type":"user","timestamp":"2026-04-01T22:00:00Z","message":{"role":"user","content":"what does <command-name> hold?"}}`, "user: what does <command-name> hold?", false},
+		{"markup then text", `{"type":"user","timestamp":"2026-04-01T22:00:00Z","message":{"role":"user","content":"<command-name>/x</command-name> and more"}}`, "user: <command-name>/x</command-name> and more", false},
+		{"compaction summary", `{"type":"user","isCompactSummary":true,"timestamp":"2026-04-01T22:00:00Z","message":{"role":"user","content":"This session is being continued"}}`, "summary: This session is being continued", false},
 		{"generic ts", `{"ts":"2026-04-01T22:00:00Z","role":"tool","content":"done"}`, "tool: done", false},
 		{"generic timestamp key", `{"timestamp":"2026-04-01T22:00Z","role":"user","content":"hi"}`, "user: hi", false},
 		{"generic unix seconds", `{"ts":1775080800,"role":"user","content":"hi"}`, "user: hi", false},
@@ -351,6 +378,9 @@ func TestReadTranscriptLines(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e, ok, bad := parseTranscriptLine([]byte(tc.line))
+			if e.sidechain {
+				t.Errorf("a main conversation line marked as a subagent's")
+			}
 			if bad != tc.bad {
 				t.Errorf("malformed = %t, want %t", bad, tc.bad)
 			}
@@ -933,5 +963,36 @@ func TestReadTranscriptRefusesNonRegular(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "gone.jsonl")
 	if _, err := readTranscript(missing, 0, time.Time{}); !errors.Is(err, fs.ErrNotExist) || err.Error() != missing+": no such transcript" {
 		t.Errorf("missing: %v", err)
+	}
+}
+
+// TestSubagentRunAcrossReads: a subagent run that a sync cut in two is summarised by each
+// read, as one entry each, under its agent id; lines of two runs interleaved stay apart.
+func TestSubagentRunAcrossReads(t *testing.T) {
+	side := func(agent, parent, uuid string, min int, text string) string {
+		p := "null"
+		if parent != "" {
+			p = `"` + parent + `"`
+		}
+		return fmt.Sprintf(`{"parentUuid":%s,"isSidechain":true,"agentId":%q,"type":"assistant","uuid":%q,"timestamp":"2026-05-20T09:%02d:00Z","message":{"role":"assistant","content":%q}}`+"\n", p, agent, uuid, min, text)
+	}
+	path := filepath.Join(t.TempDir(), "t.jsonl")
+	if err := os.WriteFile(path, []byte(side("a1", "", "x1", 1, "audit refunds.go")+side("b2", "", "y1", 2, "audit ledger.go")+side("a1", "x1", "x2", 3, "refunds ok")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := readTranscript(path, 0, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(deltaTexts(r.Entries), "\n"); got != "subagent a1: audit refunds.go (2 messages)\nsubagent b2: audit ledger.go (1 message)" {
+		t.Errorf("first read:\n%s", got)
+	}
+	deltaAppend(t, path, side("b2", "y1", "y2", 4, "ledger ok"))
+	r, err = readTranscript(path, r.Next, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(deltaTexts(r.Entries), "\n"); got != "subagent b2: ledger ok (1 message)" {
+		t.Errorf("second read:\n%s", got)
 	}
 }

@@ -189,11 +189,11 @@ func TestBeforeCompactWithoutFull(t *testing.T) {
 
 func TestFullIsRecognised(t *testing.T) {
 	f, c := history(t)
-	// A full sync a hook takes carries trigger hook, and Ckpt-Mode says it was full.
+	// A full sync a hook takes says Ckpt-Trigger: full, and its cause names the hook.
 	r, _ := f.svc.Store.Open("alpha")
 	f.notes(r, "- [note] from the hook\n")
 	f.clock = f.clock.Add(time.Minute)
-	rep, err := ckptsync.New(f.svc).Sync(r, ckptsync.Options{Mode: ckptsync.Full, Trigger: checkpoint.TriggerHook})
+	rep, err := ckptsync.New(f.svc).Sync(r, ckptsync.Options{Mode: ckptsync.Full, Cause: checkpoint.ClaudeCause("PreCompact")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,8 +211,8 @@ func TestFullIsRecognised(t *testing.T) {
 	if want := []string{rep.Commit, c[4]}; !slices.Equal(got, want) {
 		t.Fatalf("full commits %v, want %v", got, want)
 	}
-	if page.Commits[0].Trigger != "hook" {
-		t.Fatalf("trigger %q", page.Commits[0].Trigger)
+	if cm := page.Commits[0]; cm.Trigger != "full" || cm.Cause != "claude:PreCompact" {
+		t.Fatalf("trigger %q, cause %q", cm.Trigger, cm.Cause)
 	}
 	bc, err := f.h.Resolve("alpha", BeforeCompact)
 	if err != nil || bc.Hash != c[5] {
@@ -709,5 +709,72 @@ func TestReaderBoundsOpenSessions(t *testing.T) {
 	// The most recent ones are still open.
 	if f.h.repos[repo.SessionID(fmt.Sprint("s", openSessions+3))] == nil {
 		t.Fatal("the last session used was closed")
+	}
+}
+
+// TestOlderTriggerForms: a history written before syncs said Ckpt-Trigger: sparse|full with
+// a Ckpt-Cause (hook or cron triggers, with Ckpt-Mode or without) reads as the syncs they
+// were: log's trigger and cause, its filters, the full flag and before-compact.
+func TestOlderTriggerForms(t *testing.T) {
+	f := newFixture(t)
+	r := f.session("old", "six")
+	var c []string
+	commit := func(trailers string, bodies map[string]string) {
+		t.Helper()
+		f.clock = f.clock.Add(time.Minute)
+		files, err := r.WorkFiles()
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[checkpoint.File] = six(bodies)
+		h, _, err := r.Commit(repo.CommitRequest{Files: files, Message: "checkpoint: old form\n\nCkpt-Session: old\n" + trailers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c = append(c, h.String())
+	}
+	commit("Ckpt-Trigger: cron\nCkpt-Sections: 📡\n", map[string]string{"📡": "**[2026-04-01T22:01Z]** a"})
+	commit("Ckpt-Trigger: hook\nCkpt-Sections: 🔑,📡\nCkpt-Files: checkpoint.md,notes.md\n", map[string]string{"🔑": "- D1", "📡": "**[2026-04-01T22:01Z]** a"})
+	commit("Ckpt-Trigger: hook\nCkpt-Mode: full\nCkpt-Sections: 📡\n", map[string]string{"🔑": "- D1", "📡": "**[2026-04-01T22:02Z]** b"})
+	commit("Ckpt-Trigger: cron\nCkpt-Mode: sparse\nCkpt-Sections: 📡\n", map[string]string{"🔑": "- D1", "📡": "**[2026-04-01T22:03Z]** c"})
+	commit("Ckpt-Trigger: sparse\nCkpt-Cause: hook:pre-commit\nCkpt-Sections: 📡\n", map[string]string{"🔑": "- D1", "📡": "**[2026-04-01T22:04Z]** d"})
+
+	page, err := f.h.Log("old", LogQuery{Limit: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, cm := range page.Commits {
+		got = append(got, fmt.Sprintf("%s/%s/%v", cm.Trigger, cm.Cause, cm.Full))
+	}
+	want := []string{"sparse/hook:pre-commit/false", "sparse/cron/false", "full/hook/true", "full/hook/true", "sparse/cron/false"}
+	if !slices.Equal(got, want) {
+		t.Errorf("log reads %v\nwant       %v", got, want)
+	}
+	for _, tc := range []struct {
+		filter string
+		want   []string
+	}{
+		{"sparse", []string{c[4], c[3], c[0]}},
+		{"full", []string{c[2], c[1]}},
+		{"cron", []string{c[3], c[0]}},
+		{"hook", []string{c[4], c[2], c[1]}},
+		{"hook:pre-commit", []string{c[4]}},
+	} {
+		page, err := f.h.Log("old", LogQuery{Trigger: tc.filter})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var hs []string
+		for _, cm := range page.Commits {
+			hs = append(hs, cm.Hash)
+		}
+		if !slices.Equal(hs, tc.want) {
+			t.Errorf("--trigger %s: %d commits %v, want %v", tc.filter, len(hs), hs, tc.want)
+		}
+	}
+	bc, err := f.h.Resolve("old", BeforeCompact)
+	if err != nil || bc.Hash != c[1] {
+		t.Fatalf("before-compact = %s, %v; want the parent of the newest full checkpoint %s", bc.Short, err, c[1][:7])
 	}
 }

@@ -20,9 +20,13 @@ type Commit struct {
 	Hash    string    `json:"commit"`
 	Short   string    `json:"short"`
 	Time    time.Time `json:"time"`
-	// Trigger is the Ckpt-Trigger trailer: manual, write, sparse, full, hook, cron,
-	// restore, merge, autosave, redact.
+	// Trigger is what the commit took: manual, write, sparse, full, restore, merge,
+	// autosave, redact. A sync is sparse or full whatever ran it; older histories' hook and
+	// cron triggers are read as the sync they were (checkpoint.ReadTaken).
 	Trigger string `json:"trigger"`
+	// Cause is what ran a sync: cron, hook:pre-commit, claude:PreCompact, or hook in older
+	// histories that did not say which; "" for a command run by hand.
+	Cause string `json:"cause,omitempty"`
 	// Full is true for a full checkpoint: a full sync, whatever triggered it (a hook before
 	// a compaction, cron, the CLI). Compactions are full checkpoints.
 	Full    bool   `json:"full"`
@@ -45,10 +49,11 @@ func (c Commit) Provenance(section string) Provenance {
 	return Provenance{Session: c.Session, Commit: c.Hash, Time: c.Time, Section: section}
 }
 
-// Triggers a commit may carry; "full" in a query also matches any full checkpoint.
+// knownTrailers are the trailers Commit has fields for.
 var knownTrailers = map[string]bool{
 	strings.ToLower(checkpoint.KeySession): true, strings.ToLower(checkpoint.KeyTrigger): true,
 	strings.ToLower(checkpoint.KeySections): true, strings.ToLower(checkpoint.KeyMode): true,
+	strings.ToLower(checkpoint.KeyCause): true,
 }
 
 func toCommit(session string, ci repo.CommitInfo) Commit {
@@ -57,13 +62,13 @@ func toCommit(session string, ci repo.CommitInfo) Commit {
 		Hash:     ci.Hash.String(),
 		Short:    repo.ShortHash(ci.Hash),
 		Time:     ci.When,
-		Trigger:  ci.Trailer(checkpoint.KeyTrigger),
 		Subject:  ci.Subject,
 		Message:  ci.Message,
 		Sections: []string{},
 		Parents:  make([]string, 0, len(ci.Parents)),
 	}
-	c.Full = c.Trigger == string(checkpoint.TriggerFull) || ci.Trailer(checkpoint.KeyMode) == string(checkpoint.TriggerFull)
+	tk := checkpoint.ReadTaken(ci.Trailer)
+	c.Trigger, c.Cause, c.Full = string(tk.Trigger), tk.Cause, tk.Full()
 	for _, s := range strings.Split(ci.Trailer(checkpoint.KeySections), ",") {
 		if s = strings.TrimSpace(s); s != "" {
 			c.Sections = append(c.Sections, s)
@@ -87,7 +92,9 @@ func toCommit(session string, ci repo.CommitInfo) Commit {
 type LogQuery struct {
 	// Section keeps the commits that changed it (an id, a number or the heading text).
 	Section string
-	// Trigger keeps the commits with this Ckpt-Trigger; "full" keeps every full checkpoint.
+	// Trigger keeps the commits it names (checkpoint.Taken.Matches): a trigger ("full"
+	// keeps every full checkpoint, "sparse" every sparse one), a cause ("claude:PreCompact"),
+	// "hook" for whatever a git or agent hook ran, "cron" for a tick's.
 	Trigger string
 	// Since and Until keep commits in [Since, Until]; zero means unbounded.
 	Since, Until time.Time
@@ -192,7 +199,7 @@ func matches(c Commit, q LogQuery, want sections.ID) bool {
 	switch {
 	case want != "" && !slices.Contains(c.Sections, string(want)):
 		return false
-	case q.Trigger == "full" && !c.Full, q.Trigger != "" && q.Trigger != "full" && c.Trigger != q.Trigger:
+	case q.Trigger != "" && !(checkpoint.Taken{Trigger: checkpoint.Trigger(c.Trigger), Cause: c.Cause}).Matches(q.Trigger):
 		return false
 	case !q.Since.IsZero() && c.Time.Before(q.Since), !q.Until.IsZero() && c.Time.After(q.Until):
 		return false

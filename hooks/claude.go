@@ -40,13 +40,18 @@ func ClaudeSettingsPath(scope, projectDir, homeDir string) (string, error) {
 	return "", fmt.Errorf("scope %q: want project, local or user", scope)
 }
 
-// ClaudeCommand is the command ckpt's hook for event runs.
-func ClaudeCommand(event string) string { return claudeCommandPrefix + " " + event }
+// ClaudeCommand is the command ckpt's hook for event runs, with flags (-s NAME, --scope
+// user) before the event. Each flag is one shell word: none holds a character the shell
+// would read.
+func ClaudeCommand(event string, flags ...string) string {
+	return strings.Join(append(append([]string{claudeCommandPrefix}, flags...), event), " ")
+}
 
 // InstallClaude adds ckpt's hooks to the settings file at path, creating it if needed and
-// keeping every other key and hook in its place. An event that already has a ckpt hook is
-// left as it is (the user may have tuned it), so installing twice writes nothing.
-func InstallClaude(path string) (changed bool, err error) {
+// keeping every other key and hook in its place. An event that already has a ckpt hook
+// keeps it as it is (the user may have tuned its timeout), its command made the one flags
+// ask for; so installing twice writes nothing.
+func InstallClaude(path string, flags ...string) (changed bool, err error) {
 	s, err := readSettings(path)
 	if err != nil {
 		return false, err
@@ -70,13 +75,16 @@ func InstallClaude(path string) (changed bool, err error) {
 			return false, fmt.Errorf("%s: %w: \"hooks\".%q is not an array", path, ErrSettings, event)
 		}
 		if hasCkptHook(groups) {
+			if setCkptCommand(groups, ClaudeCommand(event, flags...)) {
+				changed = true
+			}
 			continue
 		}
 		group := &jsonObject{}
 		group.set("matcher", "")
 		entry := &jsonObject{}
 		entry.set("type", "command")
-		entry.set("command", ClaudeCommand(event))
+		entry.set("command", ClaudeCommand(event, flags...))
 		entry.set("timeout", json.Number(fmt.Sprint(claudeTimeout)))
 		group.set("hooks", []any{entry})
 		hooks.set(event, append(groups, group))
@@ -182,6 +190,29 @@ func hasCkptHook(groups []any) bool {
 		}
 	}
 	return false
+}
+
+// setCkptCommand makes the command of ckpt's entries in an event's groups cmd, and reports
+// whether one changed.
+func setCkptCommand(groups []any, cmd string) (changed bool) {
+	for _, g := range groups {
+		group, ok := g.(*jsonObject)
+		if !ok {
+			continue
+		}
+		list, _ := group.get("hooks")
+		entries, _ := list.([]any)
+		for _, e := range entries {
+			if isCkptHook(e) {
+				h := e.(*jsonObject)
+				if cur, _ := h.get("command"); cur != cmd {
+					h.set("command", cmd)
+					changed = true
+				}
+			}
+		}
+	}
+	return changed
 }
 
 // removeCkptHooks drops ckpt's entries from an event's matcher groups, and a group that

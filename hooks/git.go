@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/repo"
 )
 
@@ -37,6 +38,13 @@ type GitHookStatus struct {
 	Chained string `json:"chained,omitempty"`
 	// Foreign is true when a hook that is not ckpt's is in place (status without install).
 	Foreign bool `json:"foreign,omitempty"`
+	// Committed is true when the hooks directory holds files the repository tracks (a
+	// core.hooksPath the team committed): a change there shows in git status and travels
+	// with the next commit.
+	Committed bool `json:"committed,omitempty"`
+	// Local is true when the hook is in ckpt's own hooks directory of the clone (install
+	// --local), which runs the committed one first.
+	Local bool `json:"local,omitempty"`
 }
 
 // GitHooksDir returns the directory git really runs hooks from for the repository at
@@ -66,13 +74,18 @@ func GitHooksDir(repoDir string) (string, error) {
 // the same arguments and standard input, and stops with its status when it fails; then it
 // hands over to the ckpt on PATH. A missing ckpt never breaks the user's commit.
 func GitHookScript(hook string) string {
+	return gitHookScript(hook, `# Installed by "ckpt hooks install --git"; "ckpt hooks uninstall --git" removes it and puts
+# back the hook that was here before (kept as `+hook+origSuffix+`, which runs first).
+case $0 in */*) dir=${0%/*} ;; *) dir=. ;; esac
+orig="$dir/`+hook+origSuffix+`"
+`)
+}
+
+// gitHookScript is a hook script of ckpt's whose head sets orig, the hook to run first.
+func gitHookScript(hook, head string) string {
 	return `#!/bin/sh
 ` + gitHookMarker + `: ` + hook + `
-# Installed by "ckpt hooks install --git"; "ckpt hooks uninstall --git" removes it and puts
-# back the hook that was here before (kept as ` + hook + origSuffix + `, which runs first).
-case $0 in */*) dir=${0%/*} ;; *) dir=. ;; esac
-orig="$dir/` + hook + origSuffix + `"
-if [ -x "$orig" ]; then
+` + head + `if [ -x "$orig" ]; then
 	"$orig" "$@" || exit $?
 fi
 ` + skipWhenIdle(hook) + `if ! command -v ckpt >/dev/null 2>&1; then
@@ -126,11 +139,13 @@ func InstallGit(repoDir string) ([]GitHookStatus, error) {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
 	var out []GitHookStatus
+	committed := committedDir(repoDir, dir)
 	for _, hook := range gitHooks {
 		st, err := installHook(dir, hook)
 		if err != nil {
 			return out, err
 		}
+		st.Committed = committed
 		out = append(out, st)
 	}
 	return out, nil
@@ -347,4 +362,27 @@ func regularExists(path string) (bool, error) {
 		return false, fmt.Errorf("%s: %w: kept original is not a regular file", path, ErrForeignHook)
 	}
 	return true, nil
+}
+
+// linkedDepth is how many code commits LastLinked reads back.
+const linkedDepth = 200
+
+// LastLinked returns, for each session that one of the last code commits of the repository
+// at workTree names in a Ckpt-Checkpoint trailer, the newest value (<session>@<hash>). It is
+// empty when git cannot say (no commit yet).
+func LastLinked(workTree string) map[string]string {
+	linked := map[string]string{}
+	cmd := exec.Command("git", "log", "-n", fmt.Sprint(linkedDepth), "--format=%(trailers:key="+checkpoint.KeyCheckpoint+",valueonly,separator=%x20)")
+	cmd.Dir = workTree
+	out, err := cmd.Output()
+	if err != nil {
+		return linked
+	}
+	for _, v := range strings.Fields(string(out)) { // newest commit first
+		id, _, ok := strings.Cut(v, "@")
+		if _, seen := linked[id]; ok && !seen {
+			linked[id] = v
+		}
+	}
+	return linked
 }

@@ -143,3 +143,38 @@ func tail(f io.ReaderAt, size int64, n int) ([]byte, error) {
 	}
 	return buf, nil
 }
+
+// TickRecord is the last cron tick: when, and how many checkpoints it took.
+type TickRecord struct {
+	Time        time.Time `json:"time"`
+	Sessions    int       `json:"sessions"`
+	Checkpoints int       `json:"checkpoints"`
+}
+
+func lastTickPath(home string) string { return filepath.Join(stateDir(home), "last-tick.json") }
+
+// recordTick replaces the record of the last tick; a tick with nothing to do leaves no
+// receipt, so this is how status knows that cron runs at all.
+func recordTick(home string, t TickRecord) error {
+	b, err := json.Marshal(t)
+	if err != nil {
+		return err
+	}
+	return repo.WriteFileAtomic(lastTickPath(home), append(b, '\n'), repo.FilePerm, false)
+}
+
+// LastTick returns the last cron tick of the store at home, nil when none ran.
+func LastTick(home string) (*TickRecord, error) {
+	b, err := os.ReadFile(lastTickPath(home))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var t TickRecord
+	if err := json.Unmarshal(b, &t); err != nil {
+		return nil, fmt.Errorf("%s: %w: %v", lastTickPath(home), ErrCorruptState, err)
+	}
+	return &t, nil
+}

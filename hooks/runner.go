@@ -1,7 +1,6 @@
 package hooks
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -15,6 +14,7 @@ import (
 	"github.com/ckpt-dev/ckpt/internal/trailer"
 	"github.com/ckpt-dev/ckpt/repo"
 	ckptsync "github.com/ckpt-dev/ckpt/sync"
+	"github.com/ckpt-dev/ckpt/templates"
 )
 
 // Runner runs the checkpoints that triggers decide: git hooks, agent hooks and cron ticks.
@@ -62,12 +62,18 @@ func (rn *Runner) Bind(r *repo.Repo, bound, transcript string) error {
 		if transcript != "" {
 			s.Transcript = transcript
 		}
+		s.Free = r.Template() == templates.Free
 		if s.LastCheckpoint.IsZero() {
 			obs, err := ObserveSession(s.WorkDir, s.Transcript)
 			if err != nil {
 				return err
 			}
 			s.Recorded(ActionFull, obs, rn.Now())
+			if s.Free {
+				if s.DirSig, err = DirSignature(s.WorkDir); err != nil {
+					return err
+				}
+			}
 		}
 		return nil
 	})
@@ -75,10 +81,10 @@ func (rn *Runner) Bind(r *repo.Repo, bound, transcript string) error {
 
 // checkpoint runs one sparse or full sync of a session, then updates its state: the
 // breaker (a failure counts, a busy session does not), the observation, a receipt.
-func (rn *Runner) checkpoint(id string, s *SessionState, action Action, reason string, trigger checkpoint.Trigger) Outcome {
+func (rn *Runner) checkpoint(id string, s *SessionState, action Action, reason string, cause string) Outcome {
 	out := Outcome{Session: id, Action: action, Reason: reason, Time: rn.Now()}
 	start := time.Now()
-	commit, warnings, err := rn.sync(id, s, action, trigger)
+	commit, warnings, err := rn.sync(id, s, action, cause)
 	out.Warnings = warnings
 	threshold := rn.CP.Config.BreakerFailures()
 	var rej *checkpoint.RejectedError
@@ -103,11 +109,14 @@ func (rn *Runner) checkpoint(id string, s *SessionState, action Action, reason s
 		if obs, err := ObserveSession(s.WorkDir, s.Transcript); err == nil {
 			s.Recorded(action, obs, out.Time)
 		}
+		if s.Free {
+			s.DirSig, _ = DirSignature(s.WorkDir)
+		}
 	}
-	rec := Receipt{Time: out.Time, Session: id, Action: string(action), Result: out.Result, Trigger: string(trigger), Error: out.Error, DurationMS: float64(time.Since(start).Microseconds()) / 1000}
+	rec := Receipt{Time: out.Time, Session: id, Action: string(action), Result: out.Result, Trigger: cause, Error: out.Error, DurationMS: float64(time.Since(start).Microseconds()) / 1000}
 	_ = AppendReceipt(rn.home(), rec)
 	if out.Tripped {
-		_ = AppendReceipt(rn.home(), Receipt{Time: out.Time, Session: id, Action: "breaker-open", Result: "open", Trigger: string(trigger), Error: s.Breaker.Reason})
+		_ = AppendReceipt(rn.home(), Receipt{Time: out.Time, Session: id, Action: "breaker-open", Result: "open", Trigger: cause, Error: s.Breaker.Reason})
 	}
 	return out
 }
@@ -116,7 +125,7 @@ func (rn *Runner) checkpoint(id string, s *SessionState, action Action, reason s
 // The remembered transcript is the agent's file: gone, or a device, a FIFO or a directory,
 // it costs the checkpoint its delta (a warning), never the checkpoint, so Stop hooks and
 // ticks keep committing and the breaker does not count it.
-func (rn *Runner) sync(id string, s *SessionState, action Action, trigger checkpoint.Trigger) (string, []string, error) {
+func (rn *Runner) sync(id string, s *SessionState, action Action, cause string) (string, []string, error) {
 	if err := failpoint.Check("hook-checkpoint"); err != nil {
 		return "", nil, err
 	}
@@ -131,11 +140,19 @@ func (rn *Runner) sync(id string, s *SessionState, action Action, trigger checkp
 	if s.WorkDir == "" {
 		s.WorkDir = r.WorkDir
 	}
+	if r.Template() == templates.Free { // a memory directory: its files as they are
+		s.Free = true
+		res, err := rn.CP.CommitDisk(r, checkpoint.CommitOptions{Trigger: checkpoint.TriggerSparse, Cause: cause})
+		if err != nil || !res.Changed {
+			return "", nil, err
+		}
+		return res.Commit.String(), nil, nil
+	}
 	mode := ckptsync.Sparse
 	if action == ActionFull {
 		mode = ckptsync.Full
 	}
-	rep, err := rn.Sync.Sync(r, ckptsync.Options{Mode: mode, Transcript: s.Transcript, Trigger: trigger})
+	rep, err := rn.Sync.Sync(r, ckptsync.Options{Mode: mode, Transcript: s.Transcript, Cause: cause})
 	if err != nil {
 		return "", nil, err
 	}
@@ -167,20 +184,25 @@ func (rn *Runner) Tick() (outs []Outcome, ran bool, err error) {
 	updated := map[string]*SessionState{}
 	for _, id := range ids {
 		s := st.Session(string(id))
+		if s.Archived {
+			continue
+		}
 		if s.WorkDir == "" {
 			s.WorkDir = rn.CP.Store.SessionDir(id)
 		}
-		obs, err := ObserveSession(s.WorkDir, s.Transcript)
+		action, reason, err := decide(s, cfg.FullTokens(), cfg.FullEvery())
 		if err != nil {
 			outs = append(outs, Outcome{Session: string(id), Result: "error", Error: err.Error(), Time: rn.Now()})
 			continue
 		}
-		action, reason := Decide(s, obs, cfg.FullTokens(), cfg.FullEvery())
 		if action == ActionNone {
 			continue
 		}
-		outs = append(outs, rn.checkpoint(string(id), s, action, reason, checkpoint.TriggerCron))
+		outs = append(outs, rn.checkpoint(string(id), s, action, reason, checkpoint.CauseCron))
 		updated[string(id)] = s
+	}
+	if err := recordTick(rn.home(), TickRecord{Time: rn.Now(), Sessions: len(ids), Checkpoints: len(outs)}); err != nil {
+		return outs, true, err
 	}
 	return outs, true, rn.saveSessions(updated)
 }
@@ -202,11 +224,29 @@ func (rn *Runner) saveSessions(updated map[string]*SessionState) error {
 	})
 }
 
+// decide is Decide for a session from its files' stat data; a tracked memory directory
+// takes a (sparse) commit of its files when their names, sizes or times changed.
+func decide(s *SessionState, fullTokens, fullEvery int) (Action, string, error) {
+	if s.Free {
+		sig, err := DirSignature(s.WorkDir)
+		if err != nil || sig == s.DirSig {
+			return ActionNone, "nothing changed", err
+		}
+		return ActionSparse, "memory files changed", nil
+	}
+	obs, err := ObserveSession(s.WorkDir, s.Transcript)
+	if err != nil {
+		return ActionNone, "", err
+	}
+	action, reason := Decide(s, obs, fullTokens, fullEvery)
+	return action, reason, nil
+}
+
 // PreCommit is the git pre-commit hook: a sparse checkpoint (full when notes are pending;
 // sparse only while the breaker is open) for each session bound to workTree, whose result
 // passed check or is reported. Sessions with nothing new cost three stat calls each.
 func (rn *Runner) PreCommit(workTree string) ([]Outcome, error) {
-	ids, err := BoundTo(rn.home(), workTree)
+	ids, err := BoundToProject(rn.home(), workTree)
 	if err != nil || len(ids) == 0 {
 		return nil, err
 	}
@@ -219,28 +259,29 @@ func (rn *Runner) PreCommit(workTree string) ([]Outcome, error) {
 	updated := map[string]*SessionState{}
 	for _, id := range ids {
 		s := st.Session(id)
-		obs, err := ObserveSession(s.WorkDir, s.Transcript)
+		action, reason, err := decide(s, cfg.FullTokens(), 0)
 		if err != nil {
 			outs = append(outs, Outcome{Session: id, Result: "error", Error: err.Error(), Time: rn.Now()})
 			continue
 		}
-		action, reason := Decide(s, obs, cfg.FullTokens(), 0)
 		if action == ActionNone {
 			continue
 		}
-		outs = append(outs, rn.checkpoint(id, s, action, reason, checkpoint.TriggerHook))
+		outs = append(outs, rn.checkpoint(id, s, action, reason, checkpoint.GitHookCause("pre-commit")))
 		updated[id] = s
 	}
 	return outs, rn.saveSessions(updated)
 }
 
 // PrepareCommitMsg is the git prepare-commit-msg hook: it links the code commit to the
-// current checkpoint of every session bound to workTree, one trailer per session, without
-// a duplicate on amend.
+// current checkpoint of each session bound to workTree (or to its main work tree) that
+// changed since the code commit that last linked it (or, never linked, has more than its
+// first commit), one trailer per session, without a duplicate on amend. A session nothing
+// happened to adds nothing to the message.
 func (rn *Runner) PrepareCommitMsg(workTree, msgFile string) error {
 	pending := filepath.Join(filepath.Dir(msgFile), PendingTrailers)
 	_ = os.Remove(pending) // left by a commit that was aborted in the editor
-	ids, err := BoundTo(rn.home(), workTree)
+	ids, err := BoundToProject(rn.home(), workTree)
 	if err != nil || len(ids) == 0 {
 		return err
 	}
@@ -248,17 +289,34 @@ func (rn *Runner) PrepareCommitMsg(workTree, msgFile string) error {
 	if err != nil {
 		return err
 	}
+	st, err := LoadSessions(rn.home(), ids)
+	if err != nil {
+		return err
+	}
+	linked := LastLinked(workTree)
 	var trailers []string
 	for _, id := range ids {
 		sid, err := repo.ParseSessionID(id)
-		if err != nil {
+		if err != nil || st.Session(id).Archived {
 			continue
 		}
 		h, err := rn.CP.Store.HeadOf(sid)
 		if err != nil || h == repo.ZeroHash {
 			continue
 		}
-		trailers = append(trailers, id+"@"+repo.ShortHash(h))
+		v := id + "@" + repo.ShortHash(h)
+		if old, ok := linked[id]; ok && old == v {
+			continue // unchanged since a code commit named it
+		}
+		if _, ok := linked[id]; !ok {
+			// Never named: a session with nothing but its first commit has nothing to say.
+			if r, err := rn.CP.Store.Open(sid); err == nil {
+				if ci, err := r.CommitInfo(h); err == nil && len(ci.Parents) == 0 {
+					continue
+				}
+			}
+		}
+		trailers = append(trailers, v)
 	}
 	if len(trailers) == 0 {
 		return nil
@@ -299,111 +357,6 @@ func addTrailers(msgFile string, b []byte, values []string) error {
 		return nil
 	}
 	return os.WriteFile(msgFile, []byte(msg), 0o644)
-}
-
-// ClaudePayload is what Claude Code sends a hook on standard input.
-type ClaudePayload struct {
-	SessionID      string `json:"session_id"`
-	TranscriptPath string `json:"transcript_path"`
-	Cwd            string `json:"cwd"`
-	HookEventName  string `json:"hook_event_name"`
-	Source         string `json:"source"`  // SessionStart: startup, resume, clear, compact
-	Trigger        string `json:"trigger"` // PreCompact: manual, auto
-}
-
-// ParseClaudePayload reads a hook's JSON.
-func ParseClaudePayload(b []byte) (ClaudePayload, error) {
-	var p ClaudePayload
-	if err := json.Unmarshal(b, &p); err != nil {
-		return p, fmt.Errorf("hook input: not JSON: %w", err)
-	}
-	if p.SessionID == "" {
-		return p, errors.New("hook input: no session_id")
-	}
-	return p, nil
-}
-
-// ClaudeSessionID turns a Claude Code session id into a ckpt session id.
-func ClaudeSessionID(s string) repo.SessionID {
-	if id, err := repo.ParseSessionID(s); err == nil {
-		return id
-	}
-	b := []byte(s)
-	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
-			b[i] = '-'
-		}
-	}
-	out := strings.TrimLeft(string(b), "._-")
-	if len(out) > 128 {
-		out = out[:128]
-	}
-	if out == "" {
-		out = "claude"
-	}
-	return repo.SessionID(out)
-}
-
-// ClaudeResult is what an agent hook did, and, for SessionStart, the context to give back.
-type ClaudeResult struct {
-	Session string
-	Created bool
-	Outcome *Outcome
-	// Context is the current checkpoint, for SessionStart after a compaction or a resume.
-	Context string
-}
-
-// Claude handles one Claude Code hook event. The ckpt session is the Claude session
-// (created, with template tmpl, on first use); workTree is the git work tree of the
-// payload's cwd, which the session is bound to.
-func (rn *Runner) Claude(event string, p ClaudePayload, tmpl, workTree string) (ClaudeResult, error) {
-	id := ClaudeSessionID(p.SessionID)
-	res := ClaudeResult{Session: string(id)}
-	r, err := rn.CP.Store.Open(id)
-	if errors.Is(err, repo.ErrNotFound) {
-		if err := os.MkdirAll(rn.home(), repo.DirPerm); err != nil {
-			return res, err
-		}
-		r, _, err = rn.CP.InitSession(id, tmpl, "", map[string]string{"agent": "claude-code"})
-		res.Created = true
-	}
-	if err != nil {
-		return res, err
-	}
-	if err := rn.Bind(r, workTree, p.TranscriptPath); err != nil {
-		return res, err
-	}
-	var action Action
-	switch event {
-	case "PreCompact":
-		action = ActionFull
-	case "Stop", "SessionEnd":
-		action = ActionSparse
-	case "SessionStart":
-		if p.Source != "compact" && p.Source != "resume" {
-			return res, nil
-		}
-		b, err := os.ReadFile(r.WorkPath(checkpoint.File))
-		if err != nil {
-			return res, err
-		}
-		res.Context = string(b)
-		return res, nil
-	default:
-		return res, fmt.Errorf("unknown Claude Code hook event %q (want PreCompact, Stop, SessionStart or SessionEnd)", event)
-	}
-	st, err := LoadSessions(rn.home(), []string{string(id)})
-	if err != nil {
-		return res, err
-	}
-	s := st.Session(string(id))
-	reason := event + " hook"
-	if action == ActionFull && s.Breaker.Open {
-		action, reason = ActionSparse, event+" hook; breaker open, full sync skipped: "+s.Breaker.Reason
-	}
-	out := rn.checkpoint(string(id), s, action, reason, checkpoint.TriggerHook)
-	res.Outcome = &out
-	return res, rn.saveSessions(map[string]*SessionState{string(id): s})
 }
 
 // Reset closes a session's breaker (recovery is manual, seed 002) and leaves a receipt.

@@ -23,11 +23,19 @@ const (
 // not installed.
 type Setup struct {
 	Git, Claude, MCP, Cron, MergeDriver bool
+	// GitLocal puts the git hooks in the clone's own hooks directory (InstallGitLocal),
+	// for a repository whose hooks directory is committed.
+	GitLocal bool
 	// RepoDir is the git repository of the git hooks and the merge driver; the Claude Code
 	// project is the top of its work tree.
 	RepoDir string
 	// Scopes are the Claude Code settings to change or read: project, local or user.
 	Scopes []string
+	// ClaudeFlags go into the command of each Claude Code hook (-s NAME, --scope user).
+	ClaudeFlags []string
+	// Instructions, when set, are installed with the Claude Code hooks: the text that
+	// tells the agent to keep its checkpoint (AgentPrompt), as a file CLAUDE.md imports.
+	Instructions string
 	// UserHome is the user's home directory, where the user scope's settings are.
 	UserHome string
 	// Crontab is ckpt's cron line and the user's crontab.
@@ -36,12 +44,14 @@ type Setup struct {
 
 // Report says what is installed where.
 type Report struct {
-	Ckpt        string              `json:"ckpt"` // the ckpt on PATH, "" if none
-	Git         []GitHookStatus     `json:"git,omitempty"`
-	Claude      map[string][]string `json:"claude,omitempty"` // settings file -> events
-	MCP         map[string]bool     `json:"mcp,omitempty"`    // .mcp.json -> ckpt registered
-	Cron        *CronStatus         `json:"cron,omitempty"`
-	MergeDriver *MergeDriverStatus  `json:"merge_driver,omitempty"`
+	Ckpt   string              `json:"ckpt"` // the ckpt on PATH, "" if none
+	Git    []GitHookStatus     `json:"git,omitempty"`
+	Claude map[string][]string `json:"claude,omitempty"` // settings file -> events
+	// Instructions: CLAUDE.md -> whether it imports ckpt's instructions.
+	Instructions map[string]bool    `json:"instructions,omitempty"`
+	MCP          map[string]bool    `json:"mcp,omitempty"` // .mcp.json -> ckpt registered
+	Cron         *CronStatus        `json:"cron,omitempty"`
+	MergeDriver  *MergeDriverStatus `json:"merge_driver,omitempty"`
 }
 
 // Apply installs, removes or inspects the hooks s names, and reports the state of each
@@ -58,11 +68,17 @@ func Apply(verb Verb, s Setup) (Report, error) {
 	var rep Report
 	var err error
 	if all || s.Git {
-		switch verb {
-		case Install:
+		switch {
+		case verb == Install && s.GitLocal:
+			rep.Git, err = InstallGitLocal(s.RepoDir)
+		case verb == Install:
 			rep.Git, err = InstallGit(s.RepoDir)
-		case Uninstall:
+		case verb == Uninstall && s.GitLocal:
+			rep.Git, err = UninstallGitLocal(s.RepoDir)
+		case verb == Uninstall:
 			rep.Git, err = UninstallGit(s.RepoDir)
+		case s.GitLocal:
+			rep.Git, err = StatusGitLocal(s.RepoDir)
 		default:
 			rep.Git, err = StatusGit(s.RepoDir)
 		}
@@ -71,7 +87,7 @@ func Apply(verb Verb, s Setup) (Report, error) {
 		}
 	}
 	if all || s.Claude {
-		if rep.Claude, err = applyClaude(verb, s); err != nil {
+		if rep.Claude, rep.Instructions, err = applyClaude(verb, s); err != nil {
 			return rep, err
 		}
 	}
@@ -117,46 +133,55 @@ func Apply(verb Verb, s Setup) (Report, error) {
 	return rep, nil
 }
 
-// applyClaude handles the Claude Code settings of each scope, and returns the events
-// installed in each settings file.
-func applyClaude(verb Verb, s Setup) (map[string][]string, error) {
-	out := map[string][]string{}
+// applyClaude handles the Claude Code settings and instructions of each scope, and
+// returns the events installed in each settings file and whether each CLAUDE.md imports
+// the instructions.
+func applyClaude(verb Verb, s Setup) (map[string][]string, map[string]bool, error) {
+	out, instr := map[string][]string{}, map[string]bool{}
 	project := ProjectDir(s.RepoDir)
 	for _, scope := range s.Scopes {
 		path, err := ClaudeSettingsPath(scope, project, s.UserHome)
 		if err != nil {
-			return out, err
+			return out, instr, err
+		}
+		ci, err := ClaudeInstructionsPath(scope, project, s.UserHome)
+		if err != nil {
+			return out, instr, err
 		}
 		switch verb {
 		case Install:
-			_, err = InstallClaude(path)
+			if _, err = InstallClaude(path, s.ClaudeFlags...); err == nil && s.Instructions != "" {
+				_, err = InstallInstructions(ci, s.Instructions)
+			}
 		case Uninstall:
-			_, err = UninstallClaude(path)
+			if _, err = UninstallClaude(path); err == nil {
+				_, err = UninstallInstructions(ci)
+			}
 		}
 		if err != nil {
-			return out, err
+			return out, instr, err
 		}
 		if out[path], err = StatusClaude(path); err != nil {
-			return out, err
+			return out, instr, err
+		}
+		if instr[ci.Memory], err = StatusInstructions(ci); err != nil {
+			return out, instr, err
 		}
 	}
-	return out, nil
+	return out, instr, nil
 }
 
 // ClaudeScopes are the scopes of Claude Code's settings, in the order status lists them.
 var ClaudeScopes = []string{"project", "local", "user"}
 
-// ProjectDir is Claude Code's project for dir: the top of the git work tree holding it,
-// else dir itself.
+// ProjectDir is Claude Code's project for dir: the main work tree of the git repository
+// holding it (a linked worktree belongs to its repository's project), else dir itself.
 func ProjectDir(dir string) string {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return dir
 	}
-	if top := home.GitTop(abs); top != "" {
-		return top
-	}
-	return abs
+	return home.Project(abs)
 }
 
 // CronSetup is what installing ckpt's cron line needs.

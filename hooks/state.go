@@ -15,6 +15,7 @@ import (
 
 	"github.com/gofrs/flock"
 
+	homepkg "github.com/ckpt-dev/ckpt/internal/home"
 	"github.com/ckpt-dev/ckpt/repo"
 )
 
@@ -56,6 +57,13 @@ type SessionState struct {
 	WorkDir string `json:"workdir,omitempty"`
 	// Bound is the git work tree the session is bound to ("" if none).
 	Bound string `json:"bound,omitempty"`
+	// Free marks a tracked memory directory (template free): every *.md file is committed
+	// as it is, and DirSig (names, sizes and times of those files) says when they changed.
+	Free   bool   `json:"free,omitempty"`
+	DirSig string `json:"dir_sig,omitempty"`
+	// Archived sessions keep their history but no trigger takes their checkpoints, and no
+	// agent hook picks them.
+	Archived bool `json:"archived,omitempty"`
 }
 
 // State is the trigger state of the sessions of a store. Each session's state is a file of
@@ -282,6 +290,28 @@ func BoundTo(home, workTree string) ([]string, error) {
 		return nil, fmt.Errorf("%s: %w: %v", boundPath(home), ErrCorruptState, err)
 	}
 	return m[boundKey(workTree)], nil
+}
+
+// BoundToProject lists the sessions bound to the git work tree top or to its main work
+// tree (top being a linked `git worktree`): a project's sessions follow all its work trees.
+func BoundToProject(home, top string) ([]string, error) {
+	ids, err := BoundTo(home, top)
+	if err != nil {
+		return nil, err
+	}
+	if main := homepkg.MainWorkTree(top); main != top {
+		more, err := BoundTo(home, main)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range more {
+			if !slices.Contains(ids, id) {
+				ids = append(ids, id)
+			}
+		}
+		slices.Sort(ids)
+	}
+	return ids, nil
 }
 
 // TryTickLock takes the store's tick lock without waiting. ok is false when another tick

@@ -43,9 +43,11 @@ type Change struct {
 
 	repo     *repo.Repo
 	prepared *repo.Prepared
-	created  bool // the repository was created for this change
-	adopted  bool // ... in a directory that already held the user's files
-	unlock   func()
+	// mergeHead is the pending merge this commit finishes (MERGE_HEAD), or ZeroHash.
+	mergeHead repo.Hash
+	created   bool // the repository was created for this change
+	adopted   bool // ... in a directory that already held the user's files
+	unlock    func()
 }
 
 // Prepare promotes u's decisions into the knowledge graph and prepares the commit of the
@@ -87,7 +89,14 @@ func Prepare(st *repo.Store, u Update, dry bool) (*Change, error) {
 			kc.Files = append(kc.Files, FileChange{Name: name, Old: old[name], New: files[name]})
 		}
 	}
-	if len(kc.Files) == 0 || dry {
+	// A merge a pull left pending is finished by the next commit, even one that changes
+	// nothing else.
+	pending := false
+	if kr, err := st.OpenKnowledge(); err == nil {
+		mh, err := kr.MergeHead()
+		pending = err == nil && mh != repo.ZeroHash
+	}
+	if (len(kc.Files) == 0 && !pending) || dry {
 		if len(kc.Files) == 0 {
 			kc.Unlock()
 		}
@@ -136,12 +145,18 @@ func Prepare(st *repo.Store, u Update, dry bool) (*Change, error) {
 		{Key: checkpoint.KeyCheckpoint, Value: u.From.Commit},
 		{Key: checkpoint.KeyTrigger, Value: string(checkpoint.TriggerFull)},
 	}}
-	p, err := kr.Prepare(repo.CommitRequest{Files: disk, Message: msg.String(), Disk: seen})
+	// A merge a pull left pending is finished by this commit, once its markers are gone.
+	parents, mh, err := pendingMerge(kr, disk)
 	if err != nil {
 		kc.discard()
 		return fail(err)
 	}
-	kc.prepared = p
+	p, err := kr.Prepare(repo.CommitRequest{Files: disk, Message: msg.String(), Disk: seen, Parents: parents, Force: parents != nil})
+	if err != nil {
+		kc.discard()
+		return fail(err)
+	}
+	kc.prepared, kc.mergeHead = p, mh
 	return kc, nil
 }
 
@@ -157,6 +172,9 @@ func (k *Change) Apply() (repo.Hash, error) {
 	if err := k.prepared.Apply(); err != nil {
 		k.discard()
 		return repo.ZeroHash, err
+	}
+	if err := finishMerge(k.repo, k.mergeHead, k.prepared); err != nil {
+		return k.prepared.Commit(), err
 	}
 	return k.prepared.Commit(), nil
 }

@@ -79,6 +79,6 @@ func Review(st *repo.Store, id, state string) (*Entry, repo.Hash, bool, error) {
 		Trailers: []trailer.Trailer{{Key: checkpoint.KeyTrigger, Value: string(checkpoint.TriggerManual)}},
 	}
 	// The graph is replaced only while it holds the bytes read (a sync may write it too).
-	h, changed, err := kr.Commit(repo.CommitRequest{Files: files, Message: msg.String(), Disk: disk})
+	h, changed, err := commitFinishing(kr, repo.CommitRequest{Files: files, Message: msg.String(), Disk: disk})
 	return e, h, changed, err
 }

@@ -48,7 +48,7 @@ func (s *Service) Pull(o Options) (*PullReport, error) {
 	// Everything under refs/heads: the sessions and the knowledge graph, whichever exist.
 	specs := []string{"+refs/heads/*:" + trackingRef(o.Remote, "refs/heads/*")}
 	if err := o.Network.Fetch(t, url, specs); err != nil {
-		return nil, err
+		return nil, networkError(o.Remote, url, err)
 	}
 	if err := failpoint.Check("pull-after-fetch"); err != nil {
 		return nil, err
@@ -138,7 +138,13 @@ func (s *Service) Pull(o Options) (*PullReport, error) {
 		}
 	}
 	if conflicts > 0 {
-		return rep, hint.New(fmt.Errorf("%w in %d repositor(ies); the merged files, with conflict markers, are in the work tree", ErrConflict, conflicts), "resolve them, check with ckpt check -s ID, then ckpt commit -s ID")
+		var cmds []string
+		for _, ps := range rep.Sessions {
+			if ps.Result == "conflict" {
+				cmds = append(cmds, commitCommand(ps.Session))
+			}
+		}
+		return rep, hint.New(fmt.Errorf("%w in %d repositor(ies); the merged files, with conflict markers, are in the work tree", ErrConflict, conflicts), "resolve them, then %s", strings.Join(cmds, "; "))
 	}
 	return rep, nil
 }
@@ -265,7 +271,7 @@ func (s *Service) integrate(r *repo.Repo, src *repo.Repo, theirs repo.Hash, labe
 	}
 	if mh, err := r.MergeHead(); err != nil || mh != repo.ZeroHash {
 		if err == nil {
-			err = hint.New(fmt.Errorf("%s: a merge is already pending (MERGE_HEAD %s)", r.ID, repo.ShortHash(mh)), "resolve the conflicts, then ckpt commit -s %s", r.ID)
+			err = hint.New(fmt.Errorf("%s: a merge is already pending (MERGE_HEAD %s)", r.ID, repo.ShortHash(mh)), "resolve the conflicts, then %s", commitCommand(repoName(r)))
 		}
 		return ps, err
 	}
@@ -518,4 +524,21 @@ func (s *Service) Clone(url string, network *repo.GitNetwork, progress func(done
 		return nil, err
 	}
 	return s.Pull(Options{Remote: "origin", Network: network, Progress: progress, Quick: true})
+}
+
+// repoName is how a pull report names a repository: its session id, or "knowledge".
+func repoName(r *repo.Repo) string {
+	if r.LockName == repo.KnowledgeLock {
+		return "knowledge"
+	}
+	return r.ID
+}
+
+// commitCommand is the command that commits what is on disk in a repository a pull
+// reported, which finishes a merge it left pending.
+func commitCommand(name string) string {
+	if name == "knowledge" {
+		return "ckpt commit --knowledge"
+	}
+	return "ckpt check -s " + name + " && ckpt commit -s " + name
 }

@@ -148,7 +148,7 @@ func (s *Service) Redact(r *repo.Repo, o RedactOptions) (*RedactReport, error) {
 	rep := &RedactReport{Session: r.ID, Knowledge: r.LockName == repo.KnowledgeLock, DryRun: o.DryRun, Kinds: map[string]int{}, Redacted: []Redacted{}}
 	if mh, err := r.MergeHead(); err != nil || mh != repo.ZeroHash {
 		if err == nil {
-			err = hint.New(fmt.Errorf("%s: a merge is pending (MERGE_HEAD %s); nothing redacted", r.ID, repo.ShortHash(mh)), "resolve it and ckpt commit -s %s first", r.ID)
+			err = hint.New(fmt.Errorf("%s: a merge is pending (MERGE_HEAD %s); nothing redacted", r.ID, repo.ShortHash(mh)), "resolve it and %s first", commitCommand(repoName(r)))
 		}
 		return nil, err
 	}

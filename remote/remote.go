@@ -152,7 +152,7 @@ func (s *Service) Push(o Options) (*PushReport, error) {
 	if len(specs) > 0 {
 		if err := o.Network.Push(t, url, specs); err != nil {
 			_ = set(mirror, func(m move) repo.Hash { return m.old })
-			return nil, err
+			return nil, networkError(o.Remote, url, err)
 		}
 	}
 	if err := set(func(m move) string { return trackingRef(o.Remote, m.ref) }, func(m move) repo.Hash { return m.to }); err != nil {

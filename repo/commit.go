@@ -222,6 +222,11 @@ func (r *Repo) apply(p *Prepared) error {
 	p.Kept = w.kept
 	if !p.Changed() {
 		p.Repaired = w.written
+		// A process killed between moving main and writing the index left an index of the
+		// tree before: nothing to commit now, but `git status` must agree.
+		if len(w.written) > 0 || !r.indexHolds(p.files) {
+			_ = st.writeIndex(r.GitDir, r.WorkDir, p.files, p.onDisk(w))
+		}
 		return nil
 	}
 	if err := st.updateRef(r.GitDir, refUpdate{name: MainRef, old: p.head, new: p.commit, msg: "commit: " + p.message}, st.Opts.Author); err != nil {
@@ -233,6 +238,20 @@ func (r *Repo) apply(p *Prepared) error {
 	// The commit is durable from here on; the index is bookkeeping a later commit redoes.
 	_ = st.writeIndex(r.GitDir, r.WorkDir, p.files, p.onDisk(w))
 	return nil
+}
+
+// indexHolds reports whether the index names exactly these files with these blobs.
+func (r *Repo) indexHolds(files map[string]Hash) bool {
+	idx, err := r.readIndex()
+	if err != nil || idx == nil || len(idx.Entries) != len(files) {
+		return false
+	}
+	for _, e := range idx.Entries {
+		if h, ok := files[e.Name]; !ok || h != e.Hash {
+			return false
+		}
+	}
+	return true
 }
 
 // onDisk says which entries the work tree holds exactly: the index records stat data only

@@ -9,6 +9,7 @@ import (
 
 	git "github.com/go-git/go-git/v5"
 	gitcfg "github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/storage"
 
 	"github.com/ckpt-dev/ckpt/internal/hint"
@@ -21,6 +22,11 @@ import (
 
 // goGitBuilt is true when this build carries go-git's transports.
 const goGitBuilt = true
+
+// GoGitAuthError reports whether err is go-git's network refusing the credentials.
+func GoGitAuthError(err error) bool {
+	return errors.Is(err, transport.ErrAuthenticationRequired) || errors.Is(err, transport.ErrAuthorizationFailed)
+}
 
 func goGitFetch(s storage.Storer, url string, refspecs []string, progress io.Writer) error {
 	specs := make([]gitcfg.RefSpec, len(refspecs))

@@ -170,36 +170,64 @@ func (st *Store) StateDir() string { return filepath.Join(st.Home, "state") }
 // KnowledgeDir is the knowledge repository (knowledge-graph.md, MEMORY.md).
 func (st *Store) KnowledgeDir() string { return filepath.Join(st.Home, "knowledge") }
 
-// trackedName says which work-tree files a session versions: checkpoint.md, notes.md and
-// spill files checkpoint-<topic>.md. The knowledge repository versions MEMORY.md and
-// knowledge-graph.md.
+// trackedName says which work-tree files a repository versions: any Markdown file at the
+// top of its work tree (checkpoint.md, notes.md, checkpoint-<topic>.md, MEMORY.md, an
+// agent's memory files such as session-checkpoint.md): ^[A-Za-z0-9_][A-Za-z0-9._+-]{0,124}\.md$.
+// Plain ASCII, starting with a letter, digit or "_", so that no name is hidden, an alias of
+// .git or a path. Checked by hand, as idName is.
 func trackedName(name string) bool {
-	switch name {
-	case "checkpoint.md", "notes.md", "MEMORY.md", "knowledge-graph.md":
-		return true
-	}
-	topic, ok := strings.CutPrefix(name, "checkpoint-")
-	if topic, ok = strings.CutSuffix(topic, ".md"); !ok || !strings.HasPrefix(name, "checkpoint-") {
+	stem, ok := strings.CutSuffix(name, ".md")
+	if !ok || len(stem) == 0 || len(stem) > 125 || !isAlnum(stem[0]) && stem[0] != '_' {
 		return false
 	}
-	return idName(topic, len(topic))
+	for i := 1; i < len(stem); i++ {
+		if c := stem[i]; !isAlnum(c) && !strings.ContainsRune("._+-", rune(c)) {
+			return false
+		}
+	}
+	return true
 }
+
+// deviceName reports whether name is one Windows keeps for devices, whatever the extension:
+// (?i)^(con|prn|aux|nul|com[0-9]|lpt[0-9])\.
+func deviceName(name string) bool {
+	dev, _, ok := strings.Cut(name, ".")
+	if !ok {
+		return false
+	}
+	switch strings.ToLower(dev) {
+	case "con", "prn", "aux", "nul":
+		return true
+	}
+	if len(dev) == 4 && dev[3] >= '0' && dev[3] <= '9' {
+		switch strings.ToLower(dev[:3]) {
+		case "com", "lpt":
+			return true
+		}
+	}
+	return false
+}
+
+// ownNames are the files ckpt itself writes: another spelling of one (CHECKPOINT.md) would
+// be the same file on a case-insensitive file system, so it is refused.
+var ownNames = []string{"checkpoint.md", "notes.md", "MEMORY.md", "knowledge-graph.md"}
 
 // ValidFileName reports whether name is a file a session or knowledge repository versions.
 func ValidFileName(name string) error {
-	if !trackedName(name) {
-		return fmt.Errorf("%w: %q (want checkpoint.md, notes.md, checkpoint-<topic>.md, MEMORY.md or knowledge-graph.md)", ErrInvalidName, name)
+	for _, own := range ownNames {
+		if strings.EqualFold(name, own) && name != own {
+			return fmt.Errorf("%w: %q (another spelling of %s)", ErrInvalidName, name, own)
+		}
+	}
+	if !trackedName(name) || deviceName(name) {
+		return fmt.Errorf("%w: %q (want a Markdown file name such as checkpoint.md: letters, digits, . _ + -, ending in .md)", ErrInvalidName, name)
 	}
 	return nil
 }
 
 // excludeRules keep `git status` clean in a work tree that holds other files (a harness's
 // directory bound with --worktree): only the versioned names are seen.
-const excludeRules = `# written by ckpt: only checkpoint files are versioned here
+const excludeRules = `# written by ckpt: only Markdown files are versioned here
 /*
-!/checkpoint.md
-!/notes.md
-!/checkpoint-*.md
-!/MEMORY.md
-!/knowledge-graph.md
+!/*.md
 `

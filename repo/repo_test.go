@@ -370,11 +370,12 @@ func TestRefLockHeldByGit(t *testing.T) {
 // accept exactly what the patterns in their documentation accept.
 func TestNameChecksAgreeWithPatterns(t *testing.T) {
 	id := regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
-	file := regexp.MustCompile(`^(checkpoint\.md|notes\.md|checkpoint-[A-Za-z0-9][A-Za-z0-9._-]*\.md|MEMORY\.md|knowledge-graph\.md)$`)
+	file := regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._+-]{0,124}\.md$`)
+	device := regexp.MustCompile(`(?i)^(con|prn|aux|nul|com[0-9]|lpt[0-9])\.`)
 	rev := regexp.MustCompile(`^(?:refs/ckpt/)?rejected/(\d+)$`)
-	alphabet := []string{"a", "Z", "0", "9", ".", "_", "-", "/", " ", "é", "\x00", "md", "checkpoint", "notes", "rejected", "refs/ckpt/", "MEMORY", "knowledge-graph"}
+	alphabet := []string{"a", "Z", "0", "9", ".", "_", "-", "+", "/", " ", "é", "\x00", "md", "checkpoint", "notes", "rejected", "refs/ckpt/", "MEMORY", "knowledge-graph", "CoN", "nul", "Lpt", "com", "aux"}
 	rng := rand.New(rand.NewPCG(1, 2))
-	cases := []string{"", "checkpoint-.md", "checkpoint-a.md", "checkpoint-.a.md", "checkpoint-a.md.md", "rejected/", "rejected/12", "refs/ckpt/rejected/3", "rejected/1a", strings.Repeat("a", 128), strings.Repeat("a", 129)}
+	cases := []string{"", "checkpoint-.md", "checkpoint-a.md", "checkpoint-.a.md", "checkpoint-a.md.md", "rejected/", "rejected/12", "refs/ckpt/rejected/3", "rejected/1a", strings.Repeat("a", 128), strings.Repeat("a", 129), strings.Repeat("a", 125) + ".md", strings.Repeat("a", 126) + ".md", "_.md", ".md", "COM1.md", "lpt9.x.md", "com.md", "com10.md", "prn"}
 	for range 20000 {
 		var b strings.Builder
 		for range rng.IntN(6) {
@@ -388,6 +389,9 @@ func TestNameChecksAgreeWithPatterns(t *testing.T) {
 		}
 		if got, want := trackedName(s), file.MatchString(s); got != want {
 			t.Errorf("trackedName(%q) = %v, the pattern says %v", s, got, want)
+		}
+		if got, want := deviceName(s), device.MatchString(s); got != want {
+			t.Errorf("deviceName(%q) = %v, the pattern says %v", s, got, want)
 		}
 		n, got := rejectedRev(s)
 		if m := rev.FindStringSubmatch(s); (m != nil) != got || (got && m[1] != n) {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"time"
 )
 
 // ErrWorkTreeChanged means a work-tree file changed between the moment a command read it and
@@ -151,15 +152,25 @@ func (r *Repo) applyWorkTree(u WorkTreeUpdate) (*workTreeWrite, error) {
 			afterReplace(p)
 		}
 		if appendable && f != nil {
-			// An agent that opened the file before the rename may have appended to the old
-			// one since it was read: carry those bytes over.
-			if extra := lateAppends(f, int64(len(cur))); len(extra) > 0 {
+			// An agent that opened the file before the rename may append to the old one
+			// after it was read: carry those bytes over, watching the old file a little
+			// while, since a writer descheduled between its open and its write comes late.
+			seen := int64(len(cur))
+			for _, wait := range lateAppendWaits {
+				time.Sleep(wait)
+				extra := lateAppends(f, seen)
+				if len(extra) == 0 {
+					continue
+				}
 				if err := appendFile(p, extra, r.store.Opts.Fsync); err != nil {
 					closeFile(f)
 					return fail(fmt.Errorf("write %s: %w", p, err))
 				}
+				seen += int64(len(extra))
 				data = append(data, extra...)
-				out.kept = append(out.kept, name)
+				if !slices.Contains(out.kept, name) {
+					out.kept = append(out.kept, name)
+				}
 			}
 		}
 		closeFile(f)
@@ -221,6 +232,11 @@ func closeFile(f *os.File) {
 		_ = f.Close()
 	}
 }
+
+// lateAppendWaits is how long after replacing notes.md ckpt looks again at the file it
+// replaced for appends that reached it late: at once, then twice more, 12 ms in all. A
+// writer that holds notes.md open longer across a replacement is not covered.
+var lateAppendWaits = []time.Duration{0, 2 * time.Millisecond, 10 * time.Millisecond}
 
 // lateAppends returns the bytes past size in an open file that has just been replaced.
 func lateAppends(f *os.File, size int64) []byte {

@@ -50,9 +50,16 @@ type Options struct {
 
 var bom = []byte("\xEF\xBB\xBF")
 
-// blockParser parses block structure only: no inline parsing, no paragraph transformers.
-// That is all we need to know which lines are headings, and it keeps Parse fast.
-var blockParser = parser.NewParser(parser.WithBlockParsers(parser.DefaultBlockParsers()...))
+// blockParser parses block structure only, without inline parsing: that is all we need to
+// know which lines are headings, and it keeps Parse fast. It keeps goldmark's paragraph
+// transformer, which takes link reference definitions out of paragraphs while the blocks are
+// parsed: without it "[ref]: url" followed by "===" reads as a setext heading, and a tag line
+// after that as an HTML block that swallows the next heading (CommonMark says the "===" is
+// text, and the tag line continues its paragraph).
+var blockParser = parser.NewParser(
+	parser.WithBlockParsers(parser.DefaultBlockParsers()...),
+	parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...),
+)
 
 type heading struct {
 	start int // byte offset of the heading line

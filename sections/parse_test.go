@@ -7,6 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/text"
 )
 
 func corpus(t testing.TB, name string) []byte {
@@ -234,26 +238,72 @@ func bigCheckpoint(n int) []byte {
 	return buf.Bytes()
 }
 
+// commonMarkHeadings is the reference the section parser is held to: the top-level ATX
+// headings that goldmark's full default parser (block and inline parsers, the link reference
+// definition transformer) finds in body. It shares no parser configuration with Parse.
+func commonMarkHeadings(body []byte) []heading {
+	src := append([]byte(nil), body...)
+	root := goldmark.DefaultParser().Parse(text.NewReader(src))
+	var out []heading
+	for n := root.FirstChild(); n != nil; n = n.NextSibling() {
+		h, ok := n.(*ast.Heading)
+		if !ok {
+			continue
+		}
+		// An ATX heading's position is its first '#', at most three spaces into its line;
+		// a setext heading's is its text's, which never opens like an ATX heading there.
+		pos := h.Pos()
+		start := bytes.LastIndexByte(src[:max(pos, 0)], '\n') + 1
+		if pos < 0 || pos >= len(src) || src[pos] != '#' || pos-start > 3 ||
+			len(bytes.Trim(src[start:pos], " ")) != 0 || atxLevel(src[pos:]) != h.Level {
+			continue
+		}
+		out = append(out, heading{start: start, level: h.Level})
+	}
+	return out
+}
+
+// FuzzScanAgreesWithGoldmark holds the section parser's headings (the line scanner, and the
+// block parser it falls back on) to those of goldmark's full CommonMark parser.
 func FuzzScanAgreesWithGoldmark(f *testing.F) {
 	f.Add([]byte("# T\n- a\n# b\n> q\n## c\n    ## code\n#\tx\n####### seven\n#\r\n"))
 	f.Add([]byte("para\n## h\ntext\n---\n"))
 	f.Add([]byte("<div>\n## in\n\n## out\n<!-- c\n# x\n-->\n<pre a>\n## p\n</PRE>\n# y\n<?x ?>\n<!A\n>\n<![CDATA[ ]]>\n<td/>\n## z\n"))
 	f.Add([]byte("text\n<div>\n## in\n\n< p\n## y\n<script\n## s\n</script>\n## t\n"))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		fast, ok := scanHeadings(body, 0)
-		if !ok {
-			return
+		want := commonMarkHeadings(body)
+		if got := atxHeadings(body, 0); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("parser found %v, CommonMark %v in %q", got, want, body)
 		}
-		slow := goldmarkHeadings(body, 0)
-		if len(fast) != len(slow) {
-			t.Fatalf("scan found %v, goldmark %v in %q", fast, slow, body)
-		}
-		for i := range fast {
-			if fast[i] != slow[i] {
-				t.Fatalf("scan found %v, goldmark %v in %q", fast, slow, body)
-			}
+		if fast, ok := scanHeadings(body, 0); ok && fmt.Sprint(fast) != fmt.Sprint(want) {
+			t.Fatalf("scan found %v, CommonMark %v in %q", fast, want, body)
 		}
 	})
+}
+
+func TestHeadingsAfterLinkReferenceDefinitions(t *testing.T) {
+	for _, tc := range []struct {
+		name, body string
+		want       []heading
+	}{
+		// "===" under a definition is text; the tag line continues that paragraph
+		{"definition, ===, tag line", "[r]: /u\n===\n<span>\n## x\n", []heading{{19, 2}}},
+		// "-" under a definition is an empty list item that takes the indented heading
+		{"definition, -, indented heading", "[r]: /u\n-\n  ## x\n", nil},
+		// "---" under a definition is a thematic break
+		{"definition, ---", "[r]: /u\n---\n<span>\n## x\n", nil},
+		// a paragraph left after the definitions still makes a setext heading
+		{"definition then text, ===", "[r]: /u\ntext\n===\n<span>\n## x\n", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := atxHeadings([]byte(tc.body), 0); fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("headings = %v, want %v", got, tc.want)
+			}
+			if ref := commonMarkHeadings([]byte(tc.body)); fmt.Sprint(ref) != fmt.Sprint(tc.want) {
+				t.Errorf("goldmark's full parser finds %v: the case is wrong", ref)
+			}
+		})
+	}
 }
 
 func TestParseLeavesBytesBeyondTheInputAlone(t *testing.T) {

@@ -1,29 +1,37 @@
 // Package status gathers what ckpt status shows: for each session the age of its last
-// checkpoint, whether notes wait for a full sync, its breaker and the possible secrets no
-// remote has yet; then which hooks are installed. It reads, never writes (but for the
-// secret scan's cache).
+// checkpoint, whether notes wait for a full sync, whether the checkpoint on disk passes
+// check, its breaker and the possible secrets no remote has yet; then which hooks are
+// installed and when cron last ticked. It reads, never writes (but for the secret scan's
+// cache).
 package status
 
 import (
 	"fmt"
 	"time"
 
+	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/hooks"
 	"github.com/ckpt-dev/ckpt/internal/home"
 	"github.com/ckpt-dev/ckpt/remote"
 	"github.com/ckpt-dev/ckpt/repo"
+	"github.com/ckpt-dev/ckpt/sections"
 	ckptsync "github.com/ckpt-dev/ckpt/sync"
+	"github.com/ckpt-dev/ckpt/templates"
 )
 
 // Session is one session's line of the status.
 type Session struct {
-	ID             string              `json:"id"`
-	Template       string              `json:"template"`
-	LastCheckpoint string              `json:"last_checkpoint,omitempty"`
-	AgeSeconds     int64               `json:"age_seconds"`
-	PendingNotes   bool                `json:"pending_notes"`
-	Bound          string              `json:"bound,omitempty"`
-	Breaker        hooks.BreakerReport `json:"breaker"`
+	ID             string `json:"id"`
+	Template       string `json:"template"`
+	LastCheckpoint string `json:"last_checkpoint,omitempty"`
+	AgeSeconds     int64  `json:"age_seconds"`
+	PendingNotes   bool   `json:"pending_notes"`
+	// Invalid are the errors check finds in the checkpoint on disk: the next checkpoint a
+	// hook or tick takes would be rejected until they are fixed.
+	Invalid  []string            `json:"invalid,omitempty"`
+	Archived bool                `json:"archived,omitempty"`
+	Bound    string              `json:"bound,omitempty"`
+	Breaker  hooks.BreakerReport `json:"breaker"`
 	// Secrets are possible secrets no remote has yet, in history or on disk: what would hold
 	// the session's push back.
 	Secrets []remote.SecretFinding `json:"secrets,omitempty"`
@@ -36,6 +44,9 @@ type Report struct {
 	// KnowledgeSecrets are the knowledge repository's, as Secrets are a session's.
 	KnowledgeSecrets []remote.SecretFinding `json:"knowledge_secrets,omitempty"`
 	Hooks            hooks.Report           `json:"hooks"`
+	// LastTick is the last cron tick, nil when none ran.
+	LastTick           *hooks.TickRecord `json:"last_tick,omitempty"`
+	LastTickAgeSeconds int64             `json:"last_tick_age_seconds,omitempty"`
 	// Warnings say what could not be read (a secret scan that failed).
 	Warnings []string `json:"-"`
 }
@@ -48,8 +59,9 @@ type Where struct {
 	Crontab  hooks.Crontab // the user's crontab; nil when there is none
 }
 
-// Collect gathers the status of the store st.
-func Collect(st *repo.Store, sy *ckptsync.Service, rm *remote.Service, w Where) (Report, error) {
+// Collect gathers the status of the store of cp.
+func Collect(cp *checkpoint.Service, sy *ckptsync.Service, rm *remote.Service, w Where) (Report, error) {
+	st := cp.Store
 	out := Report{Home: st.Home, Sessions: []Session{}}
 	state, err := hooks.LoadState(st.Home)
 	if err != nil {
@@ -70,7 +82,8 @@ func Collect(st *repo.Store, sy *ckptsync.Service, rm *remote.Service, w Where) 
 		if ss == nil {
 			ss = &hooks.SessionState{}
 		}
-		s.Bound, s.Breaker = ss.Bound, ss.Breaker.Report(r.ID)
+		s.Bound, s.Breaker, s.Archived = ss.Bound, ss.Breaker.Report(r.ID), ss.Archived
+		s.Invalid = invalid(cp, r)
 		if h, err := r.Head(); err == nil && h != repo.ZeroHash {
 			if ci, err := r.CommitInfo(h); err == nil {
 				s.LastCheckpoint = ci.When.UTC().Format(time.RFC3339)
@@ -91,7 +104,30 @@ func Collect(st *repo.Store, sy *ckptsync.Service, rm *remote.Service, w Where) 
 		}
 	}
 	out.Hooks = installed(st.Home, w)
+	if t, err := hooks.LastTick(st.Home); err == nil && t != nil {
+		out.LastTick, out.LastTickAgeSeconds = t, int64(now.Sub(t.Time).Seconds())
+	}
 	return out, nil
+}
+
+// invalid checks the checkpoint on disk as a commit would, and returns its errors.
+func invalid(cp *checkpoint.Service, r *repo.Repo) []string {
+	t, err := cp.LoadTemplate(r.Template())
+	if err != nil || t.Kind == templates.KindFree {
+		return nil
+	}
+	b, err := r.ReadWorkFile(checkpoint.File)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	_, fs := cp.Check(t, b, checkpoint.CheckOptions{})
+	var out []string
+	for _, f := range fs {
+		if f.Severity == sections.Error {
+			out = append(out, fmt.Sprintf("%s:%d: %s", checkpoint.File, f.Line, f.Message))
+		}
+	}
+	return out
 }
 
 // installed is what status says of the hooks: the git hooks of the work tree around the

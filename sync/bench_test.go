@@ -1,8 +1,10 @@
 package sync
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
@@ -107,7 +109,7 @@ func BenchmarkSparseSync50MBTranscript(b *testing.B) {
 	f.Close()
 	// The session has followed the transcript so far: its offset is at the end. (A first
 	// sync would read all 50 MB, and its memory would hide the sparse sync's.)
-	if err := delta.SaveState(ts.Store, r.ID, delta.State{Transcript: path, Offset: int64(written)}); err != nil {
+	if err := delta.SaveState(ts.Store, r.ID, delta.State{}.Follow(path, int64(written))); err != nil {
 		b.Fatal(err)
 	}
 	runtime.GC()
@@ -132,5 +134,44 @@ func BenchmarkSparseSync50MBTranscript(b *testing.B) {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
 		b.ReportMetric(float64(ru.Maxrss)/1024, "peak-rss-MB")
+	}
+}
+
+// BenchmarkFullSyncTaskChain20000 is issue 13's target: a full sync whose task database is
+// one chain 20,000 tasks deep renders it in under a second (it took over 60 s when every
+// level was indented: a 400 MB section).
+func BenchmarkFullSyncTaskChain20000(b *testing.B) {
+	ts := newTestService(b, nil)
+	r := ts.session(b, "deep", "eleven-en", nil, nil)
+	raw, err := json.Marshal(taskChain(20000))
+	if err != nil {
+		b.Fatal(err)
+	}
+	path := filepath.Join(b.TempDir(), "tasks.json")
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	empty, err := os.ReadFile(r.WorkPath(checkpoint.File))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		os.WriteFile(r.WorkPath(checkpoint.File), empty, 0o644)
+		ts.clock = ts.clock.Add(time.Minute)
+		b.StartTimer()
+		if _, err := ts.Sync(r, Options{Mode: Full, Tasks: path, AllowShrink: true}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRenderTaskChain20000 renders the same chain alone.
+func BenchmarkRenderTaskChain20000(b *testing.B) {
+	db := taskChain(20000)
+	b.ReportAllocs()
+	for b.Loop() {
+		renderTasks(db, nil, false, nil)
 	}
 }

@@ -29,7 +29,7 @@ func mergeFull(t *checkpoint.Template, ed *editor, mem *memoryDoc, files map[str
 	}
 	if db != nil {
 		if id := t.Section(templates.RoleTasks); id != "" {
-			ed.setContent(id, renderTasks(db, ed.itemsRaw(id), t.Name == "six"))
+			ed.setContent(id, renderTasks(db, ed.itemsRaw(id), t.Name == "six", nil))
 			rep.Tasks = len(db.Tasks)
 		}
 	}

@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -175,7 +176,7 @@ func TestRenderTasks(t *testing.T) {
 		t.Fatal(err)
 	}
 	existing := []string{"- 🔄 T1 解析 checkpoint 章节\n  - ✅ T2 识别 §N 标题 (progress: tasks/T2/progress.md, last-reconciled-written-at: 3)", "- 🔵 T9 gone (progress: tasks/T9/progress.md, last-reconciled-written-at: 1)"}
-	got := strings.Join(renderTasks(db, existing, false), "\n")
+	got := strings.Join(renderTasks(db, existing, false, nil), "\n")
 	want := `- 🔄 T1 解析 checkpoint 章节
   - ✅ T2 识别 §N 标题 (progress: tasks/T2/progress.md, last-reconciled-written-at: 3)
   - ✅ T3 保留斜体指令行
@@ -185,32 +186,71 @@ func TestRenderTasks(t *testing.T) {
 	if got != want {
 		t.Errorf("RenderTasks =\n%s\nwant\n%s", got, want)
 	}
-	six := renderTasks(db, nil, true)
+	six := renderTasks(db, nil, true, nil)
 	if six[0] != "- [ ] 🔄 T1 解析 checkpoint 章节" || six[1] != "  - [x] ✅ T2 识别 §N 标题" {
 		t.Errorf("six rendering: %q", six[:2])
 	}
-	// a parent cycle renders each task once
-	cyc := &TaskDB{Tasks: []Task{{ID: "A", Status: "open", Parent: "B"}, {ID: "B", Status: "open", Parent: "A"}}}
-	if n := len(renderTasks(cyc, nil, false)); n != 2 {
-		t.Errorf("cycle rendered %d lines, want 2", n)
+}
+
+// TestRenderDeepTaskChain: a chain deeper than maxTaskDepth is drawn at that depth, each
+// line naming its parent, so the section grows with the chain, not with its square.
+func TestRenderDeepTaskChain(t *testing.T) {
+	db := taskChain(20000)
+	lines := renderTasks(db, nil, false, nil)
+	if len(lines) != 20000 {
+		t.Fatalf("%d lines, want 20000", len(lines))
 	}
+	indent := strings.Repeat("  ", maxTaskDepth-1)
+	for i, want := range map[int]string{
+		0:                "- 🔵 T0 step 0",
+		1:                "  - 🔵 T1 step 1",
+		maxTaskDepth - 1: indent + "- 🔵 T7 step 7",
+		maxTaskDepth:     indent + "- 🔵 T8 step 8 (parent: T7)",
+		19999:            indent + "- 🔵 T19999 step 19999 (parent: T19998)",
+	} {
+		if lines[i] != want {
+			t.Errorf("line %d = %q, want %q", i, lines[i], want)
+		}
+	}
+	size := 0
+	for _, l := range lines {
+		size += len(l) + 1
+	}
+	if size > 64*len(lines) {
+		t.Errorf("the section takes %d bytes for %d tasks", size, len(lines))
+	}
+}
+
+// taskChain is a database of n tasks, each the parent of the next.
+func taskChain(n int) *TaskDB {
+	db := &TaskDB{Tasks: make([]Task, n)}
+	for i := range db.Tasks {
+		db.Tasks[i] = Task{ID: fmt.Sprintf("T%d", i), Status: "open", Summary: fmt.Sprintf("step %d", i)}
+		if i > 0 {
+			db.Tasks[i].Parent = fmt.Sprintf("T%d", i-1)
+		}
+	}
+	return db
 }
 
 func TestLoadTasksErrors(t *testing.T) {
 	dir := t.TempDir()
-	for name, src := range map[string]string{
-		"not json":       "{",
-		"no id":          `{"tasks":[{"status":"open"}]}`,
-		"duplicate":      `{"tasks":[{"id":"A","status":"open"},{"id":"A","status":"open"}]}`,
-		"bad status":     `{"tasks":[{"id":"A","status":"later"}]}`,
-		"missing parent": `{"tasks":[{"id":"A","status":"open","parent":"Z"}]}`,
+	for name, tc := range map[string]struct{ src, msg string }{
+		"not json":       {"{", "not a task database"},
+		"no id":          {`{"tasks":[{"status":"open"}]}`, "task 1 has no id"},
+		"duplicate":      {`{"tasks":[{"id":"A","status":"open"},{"id":"A","status":"open"}]}`, "task A appears twice"},
+		"bad status":     {`{"tasks":[{"id":"A","status":"later"}]}`, `task A: unknown status "later"`},
+		"missing parent": {`{"tasks":[{"id":"M1","status":"open"},{"id":"M2","status":"open","parent":"M9"}]}`, "task M2: parent M9 is not in the database"},
+		"cycle":          {`{"tasks":[{"id":"R0","status":"open"},{"id":"M1","status":"open","parent":"M3"},{"id":"M2","status":"blocked","parent":"M1"},{"id":"M3","status":"open","parent":"M2"},{"id":"M4","status":"open","parent":"M3"}]}`, "tasks M1 → M3 → M2 → M1 form a parent cycle"},
+		"own parent":     {`{"tasks":[{"id":"M1","status":"open","parent":"M1"}]}`, "tasks M1 → M1 form a parent cycle"},
 	} {
 		p := dir + "/" + strings.ReplaceAll(name, " ", "-") + ".json"
-		if err := writeFile(p, src); err != nil {
+		if err := writeFile(p, tc.src); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := LoadTasks(p); err == nil || !strings.Contains(err.Error(), p) {
-			t.Errorf("%s: err = %v, want one naming the file", name, err)
+		_, err := LoadTasks(p)
+		if err == nil || !strings.HasPrefix(err.Error(), p+": ") || !strings.Contains(err.Error(), tc.msg) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: err = %v, want one line naming the file and %q", name, err, tc.msg)
 		}
 	}
 }

@@ -48,17 +48,28 @@ const (
 type Options struct {
 	Mode       string // Sparse or Full
 	DryRun     bool
-	Transcript string             // a Claude Code or generic JSONL transcript (remembered for later syncs)
-	Logs       []string           // daily logs memory/YYYY-MM-DD.md
-	Tasks      string             // task database (JSON)
-	Trigger    checkpoint.Trigger // the Ckpt-Trigger trailer; defaults to the mode
+	Transcript string // a Claude Code or generic JSONL transcript (remembered for later syncs)
+	// Recorded is the transcript recorded for the session (ckpt init --transcript, a hook's
+	// binding): followed when Transcript is empty and no earlier sync followed one.
+	Recorded string
+	Logs     []string // daily logs memory/YYYY-MM-DD.md
+	Tasks    string   // task database (JSON)
+	// Cause is what ran the sync, the commit's Ckpt-Cause trailer (cron, hook:pre-commit,
+	// claude:PreCompact; checkpoint.ParseCause); "" when run by hand. Its Ckpt-Trigger is
+	// the mode, whatever ran it.
+	Cause string
 	// AllowShrink lets the agent's checkpoint lose more entries than the shrink guard allows.
 	AllowShrink bool
+
+	autosaved bool // the work tree was committed as it was, before this attempt
 }
 
 // Report says what a sync did (or, with DryRun, would do).
 type Report struct {
-	Session    string                `json:"session"`
+	Session string `json:"session"`
+	// Autosave is the commit of the work tree as it was, made first when the sync would
+	// replace bytes no commit holds.
+	Autosave   *checkpoint.Autosave  `json:"autosave,omitempty"`
 	Mode       string                `json:"mode"`
 	DryRun     bool                  `json:"dry_run"`
 	Commit     string                `json:"commit,omitempty"`
@@ -114,8 +125,13 @@ func (s *Service) Sync(r *repo.Repo, o Options) (*Report, error) {
 	if o.Mode == "" {
 		o.Mode = Full
 	}
-	if o.Trigger == "" {
-		o.Trigger = checkpoint.Trigger(o.Mode)
+	if o.Mode != Full && o.Mode != Sparse {
+		return nil, fmt.Errorf("sync mode %q: want %s or %s", o.Mode, Sparse, Full)
+	}
+	if o.Cause != "" {
+		if _, err := checkpoint.ParseCause(o.Cause); err != nil {
+			return nil, err
+		}
 	}
 	unlock, err := s.cp.Store.Lock(r.LockName, true)
 	if err != nil {
@@ -206,7 +222,25 @@ func (s *Service) syncOnce(r *repo.Repo, o Options) (*Report, error) {
 		}
 	}
 
-	co := checkpoint.CommitOptions{Trigger: o.Trigger, AllowShrink: o.AllowShrink, Mode: o.Mode}
+	// Replacing a one-value section (the intent, the next action) drops what it held: when
+	// that is in no commit, the work tree is committed as it is first and the sync starts
+	// again from there, so every byte the agent wrote stays in history.
+	if o.Mode == Full && !o.DryRun && !o.autosaved && replacesUncommitted(t, rep, old[checkpoint.File], disk[checkpoint.File]) {
+		_, _, auto, err := s.cp.Autosave(r, head, old, disk, "full sync")
+		if err != nil {
+			return nil, err
+		}
+		if auto != nil && auto.Commit != repo.ZeroHash {
+			o.autosaved = true
+			again, err := s.syncOnce(r, o)
+			if again != nil {
+				again.Autosave = auto
+			}
+			return again, err
+		}
+	}
+
+	co := checkpoint.CommitOptions{Trigger: checkpoint.Trigger(o.Mode), Cause: o.Cause, AllowShrink: o.AllowShrink}
 	if db != nil {
 		co.TaskIDs = db.IDs()
 	}
@@ -271,7 +305,7 @@ func (s *Service) syncOnce(r *repo.Repo, o Options) (*Report, error) {
 		rep.Commit = sp.Commit().String()
 	}
 	kp.MaybePack()
-	if newState != ds {
+	if !newState.Equal(ds) {
 		if err := delta.SaveState(s.cp.Store, r.ID, newState); err != nil {
 			rep.Warnings = append(rep.Warnings, "could not save the transcript offset: "+err.Error())
 		}
@@ -317,7 +351,7 @@ func containsLiteral(t *checkpoint.Template, doc *sections.Document, files map[s
 // written into its delta section (package delta).
 func recoverDelta(t *checkpoint.Template, doc *sections.Document, o Options, ds delta.State, now time.Time, rep *Report) (delta.State, error) {
 	last, _ := doc.MetaValue("last_updated")
-	next, dr, warnings, err := delta.Recover(doc.Section(t.Section(templates.RoleDelta)), last, delta.Sources{Transcript: o.Transcript, Logs: o.Logs}, ds, now)
+	next, dr, warnings, err := delta.Recover(doc.Section(t.Section(templates.RoleDelta)), last, delta.Sources{Transcript: o.Transcript, Recorded: o.Recorded, Logs: o.Logs}, ds, now)
 	rep.Warnings = append(rep.Warnings, warnings...)
 	if err != nil {
 		return ds, err
@@ -358,4 +392,30 @@ func (s *Service) PendingNotes(r *repo.Repo) (int, error) {
 		return 0, err
 	}
 	return len(parseNotes(b, tmpl)), nil
+}
+
+// replacesUncommitted reports whether the sync replaced a one-value section more than once
+// (an earlier entry of the same notes dropped), or replaced one whose text on disk no
+// commit holds (the agent's own edit of it).
+func replacesUncommitted(t *checkpoint.Template, rep *Report, committed, disk []byte) bool {
+	n := map[sections.ID]int{}
+	for _, e := range rep.Entries {
+		if e.Dest.Status == "replaced" && e.Dest.Repo == "session" {
+			n[e.Dest.Section]++
+		}
+	}
+	if len(n) == 0 {
+		return false
+	}
+	before, now := t.Parse(committed), t.Parse(disk)
+	for id, k := range n {
+		if k > 1 {
+			return true
+		}
+		a, b := before.Section(id), now.Section(id)
+		if a == nil || b == nil || !bytes.Equal(a.Body, b.Body) {
+			return true
+		}
+	}
+	return false
 }

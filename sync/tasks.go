@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 )
 
 // Task is one entry of the task database (the `task` tool's list, as JSON).
@@ -55,7 +57,42 @@ func LoadTasks(path string) (*TaskDB, error) {
 			return nil, fmt.Errorf("%s: task %s: parent %s is not in the database", path, t.ID, t.Parent)
 		}
 	}
+	if cycle := db.parentCycle(); cycle != nil {
+		return nil, fmt.Errorf("%s: tasks %s form a parent cycle", path, strings.Join(append(cycle, cycle[0]), " → "))
+	}
 	return &db, nil
+}
+
+// parentCycle returns the ids of a parent cycle (each task's parent is the next, the last's
+// the first), or nil. It walks each task's parents once: linear in the tasks.
+func (db *TaskDB) parentCycle() []string {
+	parent := make(map[string]string, len(db.Tasks))
+	for _, t := range db.Tasks {
+		parent[t.ID] = t.Parent
+	}
+	const (
+		onPath = 1
+		done   = 2
+	)
+	state := make(map[string]int, len(db.Tasks))
+	var path []string
+	for _, t := range db.Tasks {
+		path = path[:0]
+		id := t.ID
+		for id != "" && state[id] == 0 {
+			state[id] = onPath
+			path = append(path, id)
+			id = parent[id]
+		}
+		if id != "" && state[id] == onPath {
+			i := slices.Index(path, id)
+			return slices.Clone(path[i:])
+		}
+		for _, p := range path {
+			state[p] = done
+		}
+	}
+	return nil
 }
 
 // IDs returns the set of task ids.

@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"maps"
 	"regexp"
 	"strings"
 	"sync"
@@ -12,12 +13,18 @@ var progressSuffix = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`^\s*[-*+] (?:\[[ xX]\] )?(?:🔵|🔄|🟡|✅|❌) (\S+) .*?(\(progress: [^()]*last-reconciled-written-at: [^()]*\))\s*$`)
 })
 
+// maxTaskDepth is how deep the task tree is drawn: a task deeper than this is drawn at this
+// depth, its line naming its parent. Two spaces per level would otherwise make a deep chain's
+// section grow with the square of its length (a 20,000-deep chain: 400 MB).
+const maxTaskDepth = 8
+
 // renderTasks renders the task tree from the database (seed 000 §4): one line per task, its
-// status icon, its id and its summary; children indented two spaces under their parent.
-// A progress suffix found on an existing line for the same id is kept verbatim. With
-// checkboxes (the six template's Task Stack), open work is "- [ ]" and finished work "- [x]".
-// Nothing that is not in the database appears.
-func renderTasks(db *TaskDB, existing []string, checkboxes bool) []string {
+// status icon, its id and its summary; children indented two spaces under their parent, down
+// to maxTaskDepth levels. A progress suffix found on an existing line for the same id is kept
+// verbatim, unless progress gives the task a new one. With checkboxes (the six template's
+// Task Stack), open work is "- [ ]" and finished work "- [x]". Nothing that is not in the
+// database appears. The database has no parent cycle (LoadTasks refuses one).
+func renderTasks(db *TaskDB, existing []string, checkboxes bool, progress map[string]string) []string {
 	suffix := map[string]string{}
 	for _, item := range existing {
 		for _, l := range strings.Split(item, "\n") {
@@ -26,22 +33,17 @@ func renderTasks(db *TaskDB, existing []string, checkboxes bool) []string {
 			}
 		}
 	}
-	children := map[string][]Task{}
-	var roots []Task
-	for _, t := range db.Tasks {
+	maps.Copy(suffix, progress)
+	children := map[string][]int{}
+	var roots []int
+	for i, t := range db.Tasks {
 		if t.Parent == "" {
-			roots = append(roots, t)
+			roots = append(roots, i)
 		} else {
-			children[t.Parent] = append(children[t.Parent], t)
+			children[t.Parent] = append(children[t.Parent], i)
 		}
 	}
-	var lines []string
-	var walk func(t Task, depth int, seen map[string]bool)
-	walk = func(t Task, depth int, seen map[string]bool) {
-		if seen[t.ID] {
-			return // a parent cycle: each task once
-		}
-		seen[t.ID] = true
+	line := func(t Task, depth int) string {
 		box := ""
 		if checkboxes {
 			box = "[ ] "
@@ -49,26 +51,34 @@ func renderTasks(db *TaskDB, existing []string, checkboxes bool) []string {
 				box = "[x] "
 			}
 		}
-		l := strings.Repeat("  ", depth) + "- " + box + taskIcons[t.Status] + " " + t.ID
+		l := strings.Repeat("  ", min(depth, maxTaskDepth-1)) + "- " + box + taskIcons[t.Status] + " " + t.ID
 		if s := strings.TrimSpace(strings.Join(strings.Fields(t.Summary), " ")); s != "" {
 			l += " " + s
+		}
+		if depth >= maxTaskDepth {
+			l += " (parent: " + t.Parent + ")"
 		}
 		if s := suffix[t.ID]; s != "" {
 			l += " " + s
 		}
-		lines = append(lines, l)
-		for _, c := range children[t.ID] {
-			walk(c, depth+1, seen)
-		}
+		return l
 	}
-	seen := map[string]bool{}
-	for _, t := range roots {
-		walk(t, 0, seen)
+	// Depth first, children in database order, without recursion: a chain may be as deep as
+	// the database is long.
+	lines := make([]string, 0, len(db.Tasks))
+	type frame struct{ task, depth int }
+	stack := make([]frame, 0, len(roots))
+	for i := len(roots) - 1; i >= 0; i-- {
+		stack = append(stack, frame{roots[i], 0})
 	}
-	// Tasks whose parents form a cycle have no root; render them at the top level.
-	for _, t := range db.Tasks {
-		if !seen[t.ID] {
-			walk(t, 0, seen)
+	for len(stack) > 0 {
+		f := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		t := db.Tasks[f.task]
+		lines = append(lines, line(t, f.depth))
+		kids := children[t.ID]
+		for i := len(kids) - 1; i >= 0; i-- {
+			stack = append(stack, frame{kids[i], f.depth + 1})
 		}
 	}
 	return lines

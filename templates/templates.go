@@ -1,5 +1,5 @@
 // Package templates holds the embedded templates (six, eleven, eleven-en, memory, notes,
-// knowledge) and the rules that come with each: which sections it has, where notes entries
+// knowledge, free) and the rules that come with each: which sections it has, where notes entries
 // are routed, section budgets and the checks that apply. A file <home>/templates/NAME.md adds a
 // template or overrides the text of a built-in one (the built-in rules are kept).
 package templates
@@ -29,6 +29,9 @@ const (
 	KindNotes      Kind = "notes"
 	KindMemory     Kind = "memory"
 	KindKnowledge  Kind = "knowledge"
+	// KindFree is a directory of Markdown files an agent already writes (ckpt track): every
+	// *.md file versioned as it is, sections parsed for log, diff and merge, none required.
+	KindFree Kind = "free"
 )
 
 // Role names a section by what it holds, so sync can find "the decisions section" in any
@@ -121,10 +124,14 @@ var builtins = map[string]builtin{
 	"notes":     {KindNotes, "scratch notes.md that sync merges and resets", Spec{}},
 	"notes-zh":  {KindNotes, "scratch notes.md with a Chinese header (used by eleven)", Spec{}},
 	"knowledge": {KindKnowledge, "knowledge-graph.md (L1): promoted Key Decisions", Spec{}},
+	"free":      {KindFree, "an agent's own memory directory (ckpt track): every *.md file, no required sections", Spec{}},
 }
 
 // Names of the built-in checkpoint template used when none is given.
 const Default = "six"
+
+// Free is the template of a tracked memory directory (KindFree).
+const Free = "free"
 
 // Load returns the named template: the user's file <home>/templates/NAME.md if it exists
 // (keeping a built-in template's rules), else the built-in one.

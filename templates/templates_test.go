@@ -22,6 +22,7 @@ func TestBuiltinTemplates(t *testing.T) {
 		{"notes", KindNotes, []string{"# Notes"}},
 		{"notes-zh", KindNotes, []string{"# notes"}},
 		{"knowledge", KindKnowledge, []string{"## Accepted", "## Pending review", "## Rejected"}},
+		{"free", KindFree, []string{"every Markdown file"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tt, err := Load("", tc.name)
@@ -76,7 +77,7 @@ func TestUserTemplates(t *testing.T) {
 	for _, tt := range all {
 		names = append(names, tt.Name)
 	}
-	if got := strings.Join(names, ","); got != "eleven,eleven-en,knowledge,memory,memory-en,mine,notes,notes-zh,six" {
+	if got := strings.Join(names, ","); got != "eleven,eleven-en,free,knowledge,memory,memory-en,mine,notes,notes-zh,six" {
 		t.Errorf("List = %s", got)
 	}
 	for _, bad := range []string{"nope", "../six", "", ".hidden", "a/b"} {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +18,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/ckpt-dev/ckpt/checkpoint"
+	"github.com/ckpt-dev/ckpt/hooks"
 	"github.com/ckpt-dev/ckpt/internal/config"
 	"github.com/ckpt-dev/ckpt/internal/hint"
 	"github.com/ckpt-dev/ckpt/internal/home"
@@ -99,7 +99,7 @@ func Main(args []string, env *Env) int {
 	buffered := *env
 	buffered.Stdout = out
 	app := newApp(&buffered)
-	err := app.Run(append([]string{"ckpt"}, args...))
+	err := app.Run(append([]string{"ckpt"}, interspersed(app, args)...))
 	if ferr := out.Flush(); err == nil && ferr != nil && !errors.Is(ferr, syscall.EPIPE) {
 		err = ferr
 	}
@@ -218,12 +218,14 @@ func commands(env *Env) []*cli.Command {
 		blameCommand(env),
 		restoreCommand(env),
 		sessionsCommand(env),
+		trackCommand(env),
 		pathCommand(env),
 		templatesCommand(env),
 		syncCommand(env),
 		kgCommand(env),
 		hooksCommand(env),
 		hookCommand(env),
+		agentPromptCommand(env),
 		cronCommand(env),
 		breakerCommand(env),
 		statusCommand(env),
@@ -276,16 +278,50 @@ type app struct {
 }
 
 func open(c *cli.Context, env *Env) (*app, error) {
-	return openHome(c.String("home"), env)
+	return openStore(c.String("home"), env, inHook(c), !readOnly[c.Command.FullName()])
 }
 
+// readOnly are the commands that never commit: they need no author, and do not ask git
+// for one.
+var readOnly = map[string]bool{
+	"log": true, "show": true, "diff": true, "blame": true, "sessions": true, "path": true,
+	"templates": true, "check": true, "parse": true, "search": true, "status": true,
+	"mcp": true, "ui": true, "breaker status": true, "hooks status": true, "kg list": true,
+	"kg log": true, "kg graph": true, "agent-prompt": true,
+}
+
+// inHook reports whether c is a command that git or an agent runs as a hook (ckpt hook …).
+func inHook(c *cli.Context) bool {
+	for _, l := range c.Lineage() {
+		if l.Command != nil && l.Command.Name == "hook" {
+			return true
+		}
+	}
+	return false
+}
+
+// hookLockTimeout bounds a hook's wait for a busy session: a commit or an agent turn must
+// not stall behind another ckpt; the checkpoint is skipped instead, with one line.
+const hookLockTimeout = time.Second
+
 // openHome opens the store at home (or the one found from the current directory).
-func openHome(flag string, env *Env) (*app, error) {
+func openHome(flag string, env *Env) (*app, error) { return openStore(flag, env, false, true) }
+
+// openStore opens the store at flag, or the one found from the current directory; a hook
+// waits for a busy session at most hookLockTimeout, and a command that commits signs with
+// the author git would use.
+func openStore(flag string, env *Env, hook, commits bool) (*app, error) {
 	cwd, err := env.Getwd()
 	if err != nil {
 		return nil, err
 	}
-	dir := home.Find(flag, cwd)
+	dir := home.FindWith(flag, cwd, home.UserStore(env.Getenv))
+	if filepath.Base(dir) == home.Dir {
+		// A project's store made by an older ckpt, or by hand, gets its .gitignore too.
+		if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+			_ = home.Ensure(dir)
+		}
+	}
 	cfg, err := config.Load(dir)
 	if err != nil {
 		return nil, err
@@ -294,6 +330,9 @@ func openHome(flag string, env *Env) (*app, error) {
 	opts.Fsync = cfg.FsyncOn()
 	if cfg.Core.LockTimeout.Duration > 0 {
 		opts.LockTimeout = cfg.Core.LockTimeout.Duration
+	}
+	if hook && opts.LockTimeout > hookLockTimeout {
+		opts.LockTimeout = hookLockTimeout
 	}
 	if v := env.Getenv("CKPT_LOCK_TIMEOUT"); v != "" {
 		d, err := time.ParseDuration(v)
@@ -317,6 +356,16 @@ func openHome(flag string, env *Env) (*app, error) {
 	}
 	if e := firstNonEmpty(env.Getenv("CKPT_AUTHOR_EMAIL"), env.Getenv("GIT_AUTHOR_EMAIL")); e != "" {
 		opts.Author.Email = e
+	}
+	if commits && (env.Getenv("CKPT_AUTHOR_NAME")+env.Getenv("GIT_AUTHOR_NAME") == "" || env.Getenv("CKPT_AUTHOR_EMAIL")+env.Getenv("GIT_AUTHOR_EMAIL") == "") {
+		// As git would sign a commit here: user.name and user.email from its config.
+		name, email := hooks.GitAuthor(cwd)
+		if env.Getenv("CKPT_AUTHOR_NAME")+env.Getenv("GIT_AUTHOR_NAME") == "" && name != "" {
+			opts.Author.Name = name
+		}
+		if env.Getenv("CKPT_AUTHOR_EMAIL")+env.Getenv("GIT_AUTHOR_EMAIL") == "" && email != "" {
+			opts.Author.Email = email
+		}
 	}
 	st := repo.NewStore(dir, opts)
 	warnOpenHome(env, dir)
@@ -345,18 +394,15 @@ func firstNonEmpty(vs ...string) string {
 	return ""
 }
 
+// exists reports whether the store is there.
+func (a *app) exists() bool {
+	fi, err := os.Stat(a.home)
+	return err == nil && fi.IsDir()
+}
+
 // ensureHome creates the store directory, with a .gitignore so that a store inside a git
 // work tree never shows up in that repository's status.
-func (a *app) ensureHome() error {
-	if err := os.MkdirAll(a.home, repo.DirPerm); err != nil {
-		return fmt.Errorf("create store %s: %w", a.home, err)
-	}
-	gi := filepath.Join(a.home, ".gitignore")
-	if _, err := os.Stat(gi); errors.Is(err, fs.ErrNotExist) {
-		_ = os.WriteFile(gi, []byte("# the ckpt store: its repositories are versioned on their own\n*\n"), repo.FilePerm)
-	}
-	return nil
-}
+func (a *app) ensureHome() error { return home.Ensure(a.home) }
 
 // sessionID reads and validates -s.
 func sessionID(c *cli.Context) (repo.SessionID, error) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/internal/hint"
+	"github.com/ckpt-dev/ckpt/knowledge"
 	"github.com/ckpt-dev/ckpt/repo"
 	"github.com/ckpt-dev/ckpt/sections"
 )
@@ -21,14 +22,20 @@ func commitCommand(env *Env) *cli.Command {
 tree (ckpt path -s ID prints where that is). The checkpoint is checked first; a
 rejected one is not committed (exit 3) and stays on disk as it is for you to fix.
 
+With --knowledge, commits the knowledge repository's work tree instead (MEMORY.md and
+knowledge-graph.md edited by hand); that is also how a pull's conflict in them is
+finished once the conflict markers are gone.
+
 Examples:
   ckpt commit -s alpha
-  ckpt commit -s alpha --trigger hook -m "pre-compaction snapshot"`,
+  ckpt commit -s alpha --trigger hook -m "pre-compaction snapshot"
+  ckpt commit --knowledge`,
 		Flags: []cli.Flag{
 			sessionFlag(),
 			&cli.StringFlag{Name: "message", Aliases: []string{"m"}, Usage: "describe the change in the commit subject"},
 			&cli.StringFlag{Name: "trigger", Value: string(checkpoint.TriggerManual), Usage: "what caused the commit: " + triggerList()},
 			allowShrinkFlag(),
+			&cli.BoolFlag{Name: "knowledge", Usage: "commit the knowledge repository's work tree (MEMORY.md, knowledge-graph.md)"},
 			jsonFlag(),
 		},
 		Action: func(c *cli.Context) error { return runCommit(c, env) },
@@ -43,12 +50,39 @@ func runCommit(c *cli.Context, env *Env) error {
 	if err != nil {
 		return &exitError{exitUsage, fmt.Errorf("--%w", err)}
 	}
+	if c.Bool("knowledge") {
+		return runCommitKnowledge(c, env)
+	}
 	a, r, err := openSession(c, env)
 	if err != nil {
 		return err
 	}
 	res, err := a.svc.CommitDisk(r, checkpoint.CommitOptions{Trigger: trigger, Message: c.String("message"), AllowShrink: c.Bool("allow-shrink")})
 	return a.reportCommit(c, r, res, err)
+}
+
+// runCommitKnowledge commits the knowledge repository's work tree.
+func runCommitKnowledge(c *cli.Context, env *Env) error {
+	if c.IsSet("session") {
+		return usageError("give -s ID or --knowledge, not both")
+	}
+	a, err := open(c, env)
+	if err != nil {
+		return err
+	}
+	h, changed, err := knowledge.CommitDisk(a.store, c.String("message"))
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		return printJSON(env.Stdout, commitJSON{Session: "knowledge", Commit: h.String(), Changed: changed, Sections: []string{}, Files: []string{}, Warnings: []string{}})
+	}
+	if !changed {
+		fmt.Fprintf(env.Stdout, "nothing to commit: knowledge is unchanged at %s\n", repo.ShortHash(h))
+		return nil
+	}
+	fmt.Fprintf(env.Stdout, "%s knowledge committed\n", repo.ShortHash(h))
+	return nil
 }
 
 func triggerList() string {

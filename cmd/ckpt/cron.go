@@ -9,8 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/ckpt-dev/ckpt/hooks"
-
-	"github.com/ckpt-dev/ckpt/repo"
+	"github.com/ckpt-dev/ckpt/internal/hint"
 )
 
 // defaultEvery is how often cron ticks unless told otherwise.
@@ -103,8 +102,8 @@ func runCronVerb(c *cli.Context, env *Env, verb hooks.Verb) error {
 // and the user's crontab.
 func (a *app) cronSetup(c *cli.Context, verb hooks.Verb) (hooks.CronSetup, error) {
 	s := hooks.CronSetup{Home: a.home, Every: defaultEvery}
-	if err := os.MkdirAll(a.home, repo.DirPerm); err != nil {
-		return s, err
+	if verb == hooks.Install && !a.exists() {
+		return s, hint.New(fmt.Errorf("%s: no store here: a cron line would tick nothing", a.home), "create one first (ckpt init -s ID, or ckpt hooks install --claude), or name one with --home")
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -144,6 +143,9 @@ func runTick(c *cli.Context, env *Env) error {
 	a, err := open(c, env)
 	if err != nil {
 		return err
+	}
+	if !a.exists() {
+		return nil // no store, nothing to tick; and none is made
 	}
 	outs, ran, err := hooks.NewRunner(a.svc, a.sync).Tick()
 	if err != nil {

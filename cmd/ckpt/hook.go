@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -27,6 +28,7 @@ one line on standard error and exit 0, unless hooks.strict = true in config.toml
 Examples:
   ckpt hook git pre-commit
   ckpt hook git prepare-commit-msg MSGFILE [SOURCE [SHA]]
+  ckpt hook git prepare-commit-msg --checkpoint MSGFILE   (the pre-commit framework's)
   ckpt hook git commit-msg MSGFILE
   ckpt hook claude PreCompact < payload.json   (also Stop, SessionStart, SessionEnd)`,
 		Subcommands: []*cli.Command{
@@ -34,8 +36,9 @@ Examples:
 				Name: "git", Usage: "git hook: pre-commit, prepare-commit-msg or commit-msg", ArgsUsage: "HOOK [ARGS…]",
 				Description: `pre-commit takes a checkpoint of each session bound to the repository (sparse,
 full when notes are pending); prepare-commit-msg and commit-msg add a Ckpt-Checkpoint:
-<session>@<hash> trailer per session to the commit message. git runs them from the top
-of the work tree.
+<session>@<hash> trailer to the commit message for each session that changed since a
+commit last named it. prepare-commit-msg --checkpoint does both (the pre-commit
+framework's hook, .pre-commit-hooks.yaml). git runs them from the top of the work tree.
 
 Examples:
   ckpt hook git pre-commit
@@ -46,14 +49,22 @@ Examples:
 			},
 			{
 				Name: "claude", Usage: "Claude Code hook", ArgsUsage: "EVENT",
-				Description: `Reads the hook's JSON on standard input. The ckpt session is the Claude Code
-session (created on first use): PreCompact takes a full checkpoint, Stop and SessionEnd
-a sparse one, SessionStart after a compaction or resume prints the checkpoint back as
-context.
+				Description: `Reads the hook's JSON on standard input. Every conversation in a project writes to
+the project's one session (the session bound to its git repository, else one named after
+it, created at the end of the first turn); -s, $CKPT_SESSION or [claude] session in
+config.toml name another, and [claude] per_conversation = true gives each conversation
+its own. PreCompact takes a full checkpoint, Stop and SessionEnd a sparse one, each commit
+naming the conversation and its transcript (Ckpt-Conversation); memory directories
+tracked for the project (ckpt track) are committed too. SessionStart creates nothing:
+after a compaction or a resume it prints the session's checkpoint back as context.
 
 Examples:
   ckpt hook claude PreCompact < payload.json
   echo '{"session_id":"abc","source":"compact","cwd":"'"$PWD"'"}' | ckpt hook claude SessionStart`,
+				Flags: []cli.Flag{
+					sessionFlag(),
+					&cli.StringFlag{Name: "scope", Usage: "the Claude Code settings `SCOPE` the hook is installed in: user keeps a project without a store in the user store"},
+				},
 				Action: func(c *cli.Context) error { return runClaudeHook(c, env) },
 			},
 		},
@@ -92,17 +103,28 @@ func runGitHook(c *cli.Context, env *Env) error {
 		return a.hookFailure(err)
 	}
 	rn := hooks.NewRunner(a.svc, a.sync)
-	switch args[0] {
-	case "pre-commit":
+	checkpoint := func(bypass string) error {
 		outs, err := rn.PreCommit(top)
 		if err != nil {
 			return a.hookFailure(err)
 		}
 		if printPreCommit(env, outs) && a.cfg.Hooks.Strict {
-			return hint.New(errors.New("commit blocked: a bound session's checkpoint fails check (hooks.strict = true)"), "fix it (ckpt check -s ID), or commit with --no-verify")
+			return hint.New(errors.New("commit blocked: a bound session's checkpoint fails check (hooks.strict = true)"), "fix it (ckpt check -s ID), or %s", bypass)
 		}
 		return nil
+	}
+	switch args[0] {
+	case "pre-commit":
+		return checkpoint("commit with --no-verify")
 	case "prepare-commit-msg", "commit-msg":
+		if args[0] == "prepare-commit-msg" && len(args) > 1 && args[1] == "--checkpoint" {
+			// The pre-commit framework's hook: the checkpoint, then its trailer, in the one
+			// stage whose name every version of the framework knows.
+			if err := checkpoint("skip the hook: SKIP=ckpt git commit …"); err != nil {
+				return err
+			}
+			args = append(args[:1], args[2:]...)
+		}
 		if len(args) < 2 {
 			return a.hookFailure(fmt.Errorf("%s: no message file", args[0]))
 		}
@@ -116,26 +138,51 @@ func runGitHook(c *cli.Context, env *Env) error {
 	}
 }
 
-// printPreCommit says on standard error what pre-commit did to each session, and reports
-// whether a checkpoint failed check.
+// printPreCommit says on standard error, in one line, what pre-commit did to each session,
+// and reports whether a checkpoint failed check.
 func printPreCommit(env *Env, outs []hooks.Outcome) (rejected bool) {
+	var parts []string
+	warn := false
 	for _, o := range outs {
 		switch o.Result {
 		case "ok", "nothing":
-			fmt.Fprintf(env.Stderr, "ckpt: %s: %s checkpoint (%s)\n", o.Session, o.Action, o.Reason)
+			parts = append(parts, fmt.Sprintf("%s: %s checkpoint (%s)", o.Session, o.Action, o.Reason))
 		case "rejected":
+			rejected, warn = true, true
+			var errs []string
 			for _, f := range o.Findings {
-				fmt.Fprintf(env.Stderr, "ckpt: %s: %s\n", o.Session, f)
+				if strings.Contains(f, ": error: ") {
+					errs = append(errs, f)
+				}
 			}
-			rejected = true
-			fmt.Fprintf(env.Stderr, "ckpt: warning: %s: the checkpoint fails check; not taken\n", o.Session)
+			first := ""
+			if len(errs) > 0 {
+				first = " (" + errs[0]
+				if n := len(errs) - 1; n > 0 {
+					first += fmt.Sprintf(", and %d more", n)
+				}
+				first += ")"
+			}
+			parts = append(parts, fmt.Sprintf("%s: the checkpoint fails check%s; not taken, see ckpt check -s %s", o.Session, first, o.Session))
+		case "busy":
+			warn = true
+			parts = append(parts, fmt.Sprintf("%s: busy (another ckpt holds it); %s checkpoint skipped", o.Session, o.Action))
 		default:
-			fmt.Fprintf(env.Stderr, "ckpt: warning: %s: %s checkpoint not taken: %s\n", o.Session, o.Action, o.Error)
+			warn = true
+			parts = append(parts, fmt.Sprintf("%s: %s checkpoint not taken: %s", o.Session, o.Action, oneLine(o.Error)))
 		}
 		if o.Tripped {
-			fmt.Fprintf(env.Stderr, "ckpt: warning: %s: breaker open after repeated failures; sparse checkpoints only until ckpt breaker reset -s %s\n", o.Session, o.Session)
+			parts = append(parts, fmt.Sprintf("%s: breaker open after repeated failures, sparse checkpoints only until ckpt breaker reset -s %s", o.Session, o.Session))
 		}
 	}
+	if len(parts) == 0 {
+		return false
+	}
+	msg := strings.Join(parts, "; ")
+	if warn {
+		msg = "warning: " + msg
+	}
+	fmt.Fprintln(env.Stderr, "ckpt: "+msg)
 	return rejected
 }
 
@@ -143,20 +190,30 @@ func runClaudeHook(c *cli.Context, env *Env) error {
 	if c.NArg() != 1 {
 		return usageError("hook claude needs the event: PreCompact, Stop, SessionStart or SessionEnd")
 	}
+	event := c.Args().First()
 	input, err := io.ReadAll(env.Stdin)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "ckpt: warning: read hook input: %v\n", err)
 		return nil
 	}
 	p, perr := hooks.ParseClaudePayload(input)
-	if perr == nil && p.Cwd != "" && c.String("home") == "" && env.Getenv("CKPT_HOME") == "" {
-		// The store is found from the agent's project, not from wherever the hook runs.
+	if perr == nil && p.Cwd != "" {
+		// The store and the project are found from the agent's working directory, not from
+		// wherever the hook runs.
 		if env, err = inProject(env, &p); err != nil {
 			fmt.Fprintf(env.Stderr, "ckpt: warning: %s: %v\n", p.Cwd, err)
 			return nil
 		}
 	}
-	a, err := open(c, env)
+	cwd, err := env.Getwd()
+	if err != nil {
+		return err
+	}
+	store, keyed := claudeStore(c, env, cwd)
+	if store == "" {
+		return nil // no store, and none to make: no home directory for the user store
+	}
+	a, err := openStore(store, env, true, event != "SessionStart") // SessionStart never commits
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "ckpt: warning: %v\n", err)
 		return nil
@@ -164,21 +221,61 @@ func runClaudeHook(c *cli.Context, env *Env) error {
 	if perr != nil {
 		return a.hookFailure(perr)
 	}
-	tmpl := a.cfg.Hooks.Template
-	if tmpl == "" {
-		tmpl = templates.Default
+	if event != "SessionStart" { // the only event that never creates a session
+		if err := home.Ensure(a.home); err != nil {
+			return a.hookFailure(err)
+		}
 	}
-	cwd, _ := env.Getwd()
-	res, err := hooks.NewRunner(a.svc, a.sync).Claude(c.Args().First(), p, tmpl, home.GitTop(cwd))
+	res, err := hooks.NewRunner(a.svc, a.sync).Claude(event, p, a.claudeOptions(c, cwd, keyed))
 	if err != nil {
 		return a.hookFailure(err)
 	}
 	return a.printClaude(res)
 }
 
+// claudeStore is the store of a Claude Code hook run in cwd: --home or $CKPT_HOME, else
+// the store there is (the project's .ckpt, a linked worktree's repository's), else, for
+// hooks installed for the user (--scope user) or outside a git work tree, the user store
+// shared by every project (keyed: a project's session carries a key of its path), else
+// .ckpt at the top of the project, created with its .gitignore on first use.
+func claudeStore(c *cli.Context, env *Env, cwd string) (dir string, keyed bool) {
+	if f := c.String("home"); f != "" {
+		return absIn(cwd, f), false
+	}
+	if dir := home.Existing(cwd); dir != "" {
+		return dir, false
+	}
+	if c.String("scope") == "user" || home.GitTop(cwd) == "" {
+		dir := home.UserStore(env.Getenv)
+		return dir, dir != ""
+	}
+	return filepath.Join(home.Project(cwd), home.Dir), false
+}
+
+// claudeOptions say which session a Claude Code conversation in cwd writes to: -s or
+// $CKPT_SESSION, else [claude] session, else the project's ([claude] per_conversation: the
+// conversation's own).
+func (a *app) claudeOptions(c *cli.Context, cwd string, keyed bool) hooks.ClaudeOptions {
+	o := hooks.ClaudeOptions{
+		Session: c.String("session"), PerConversation: a.cfg.Claude.PerConversation,
+		Template: a.cfg.Hooks.Template, Project: home.Project(cwd), Keyed: keyed || a.home == home.UserStore(a.env.Getenv),
+		UserHome: a.env.userHome(),
+	}
+	if o.Session == "" {
+		o.Session = a.cfg.Claude.Session
+	}
+	if o.Template == "" {
+		o.Template = templates.Default
+	}
+	return o
+}
+
 // inProject is env working in the agent's project directory, the payload's cwd; a relative
 // transcript path is taken from there too.
 func inProject(env *Env, p *hooks.ClaudePayload) (*Env, error) {
+	if !filepath.IsAbs(p.Cwd) {
+		return env, errors.New("not an absolute path")
+	}
 	if fi, err := os.Stat(p.Cwd); err != nil || !fi.IsDir() {
 		if err == nil {
 			err = errors.New("not a directory")
@@ -191,31 +288,49 @@ func inProject(env *Env, p *hooks.ClaudePayload) (*Env, error) {
 	return env.in(p.Cwd), nil
 }
 
-// printClaude says what an agent hook did, and gives the checkpoint back to the agent as
-// context on SessionStart.
+// printClaude says what an agent hook did, in one line on standard error when there is
+// something to say, and gives the checkpoint back to the agent as context on SessionStart.
 func (a *app) printClaude(res hooks.ClaudeResult) error {
 	env := a.env
+	var parts []string
+	failed := false
 	if res.Created {
-		fmt.Fprintf(env.Stderr, "ckpt: created session %s for this Claude Code session\n", res.Session)
+		parts = append(parts, "created session "+res.Session+" for this project's Claude Code conversations")
 	}
-	if o := res.Outcome; o != nil {
-		for _, w := range o.Warnings {
-			fmt.Fprintf(env.Stderr, "ckpt: warning: %s\n", w)
-		}
+	for _, o := range res.Outcomes {
+		parts = append(parts, o.Warnings...)
 		if o.Result != "ok" && o.Result != "nothing" {
-			if err := a.hookFailure(fmt.Errorf("%s: %s checkpoint not taken: %s", o.Session, o.Action, o.Error)); err != nil {
-				return err
-			}
+			failed = true
+			parts = append(parts, fmt.Sprintf("%s: %s checkpoint not taken: %s", o.Session, o.Action, oneLine(o.Error)))
 		}
+		if o.Tripped {
+			parts = append(parts, fmt.Sprintf("%s: breaker open, sparse checkpoints only until ckpt breaker reset -s %s", o.Session, o.Session))
+		}
+	}
+	if len(parts) > 0 {
+		msg := strings.Join(parts, "; ")
+		if failed && a.cfg.Hooks.Strict {
+			return errors.New(msg)
+		}
+		if created := res.Created && len(parts) == 1; !created {
+			msg = "warning: " + msg
+		}
+		fmt.Fprintln(env.Stderr, "ckpt: "+msg)
 	}
 	if res.Context == "" {
 		return nil
 	}
 	out := map[string]any{"hookSpecificOutput": map[string]string{
 		"hookEventName":     "SessionStart",
-		"additionalContext": "The checkpoint of this session (ckpt session " + res.Session + "), as it was before the compaction:\n\n" + res.Context,
+		"additionalContext": "The checkpoint of this work (ckpt session " + res.Session + "), as you last wrote it:\n\n" + res.Context,
 	}}
 	enc := json.NewEncoder(env.Stdout)
 	enc.SetEscapeHTML(false)
 	return enc.Encode(out)
+}
+
+// oneLine is the first line of s.
+func oneLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
 }

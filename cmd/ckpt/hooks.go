@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -14,10 +16,12 @@ func hooksCommand(env *Env) *cli.Command {
 	flags := func() []cli.Flag {
 		return []cli.Flag{
 			&cli.BoolFlag{Name: "git", Usage: "git pre-commit, prepare-commit-msg and commit-msg hooks"},
+			&cli.BoolFlag{Name: "local", Usage: "git: in this clone's own hooks directory, for a repository that commits its hooks"},
 			&cli.BoolFlag{Name: "claude", Usage: "Claude Code hooks (PreCompact, Stop, SessionStart, SessionEnd)"},
 			&cli.BoolFlag{Name: "mcp", Usage: "register ckpt mcp with Claude Code in the project's .mcp.json"},
 			&cli.BoolFlag{Name: "cron", Usage: "a crontab line that runs ckpt cron tick"},
 			&cli.BoolFlag{Name: "merge-driver", Usage: "the section-aware merge driver for checkpoint files in this repository"},
+			sessionFlag(),
 			&cli.StringFlag{Name: "repo", Usage: "the git repository `DIR` (default: the current directory)"},
 			&cli.StringFlag{Name: "scope", Value: "project", Usage: "Claude Code settings: project, local or user"},
 			&cli.DurationFlag{Name: "every", Value: defaultEvery, Usage: "cron: how often to tick"},
@@ -32,12 +36,18 @@ full when notes are pending; never blocks a commit unless hooks.strict = true) a
 prepare-commit-msg (a Ckpt-Checkpoint: <session>@<hash> trailer; commit-msg adds it to a
 message written in the editor) into the directory git really uses (core.hooksPath
 honoured). A hook already there is kept and runs first;
-uninstall puts it back byte for byte.
+uninstall puts it back byte for byte. When the hooks directory is one the repository
+commits, install says so: --local then keeps ckpt's hooks in the clone's own directory
+(core.hooksPath in its config), running the committed ones first.
 
 --claude merges ckpt's entries into Claude Code's settings (--scope project, local or
 user), keeping every other key and hook: PreCompact → full checkpoint, Stop and
 SessionEnd → sparse, SessionStart after a compaction or resume → the checkpoint comes
-back as context.
+back as context. Every conversation of the project writes to its one session, found or
+created now and named in the hooks (-s names another). It also installs the agent's
+instructions (where the files are, what each section is for, when to write them): a file
+.claude/ckpt.md that CLAUDE.md imports, since Claude Code reads CLAUDE.md whole at every
+start. docs/claude-code.md has the rest.
 
 --mcp registers ckpt mcp (the agent recalls its history: ckpt mcp --help) as a stdio
 server named "ckpt" in the project's .mcp.json, which Claude Code reads and which is
@@ -51,6 +61,7 @@ files kept in this repository (.gitattributes and git config).
 Examples:
   ckpt hooks install --git --claude
   ckpt hooks install --claude --mcp
+  ckpt hooks install --git --local
   ckpt hooks status
   ckpt hooks uninstall --git`,
 		Subcommands: []*cli.Command{
@@ -94,7 +105,10 @@ func runHooks(c *cli.Context, env *Env, verb hooks.Verb) error {
 	if err := noArgs(c); err != nil {
 		return err
 	}
-	s := hooks.Setup{Git: c.Bool("git"), Claude: c.Bool("claude"), MCP: c.Bool("mcp"), Cron: c.Bool("cron"), MergeDriver: c.Bool("merge-driver"),
+	if c.Bool("local") && !c.Bool("git") {
+		return usageError("--local goes with --git")
+	}
+	s := hooks.Setup{Git: c.Bool("git"), GitLocal: c.Bool("local"), Claude: c.Bool("claude"), MCP: c.Bool("mcp"), Cron: c.Bool("cron"), MergeDriver: c.Bool("merge-driver"),
 		RepoDir: c.String("repo"), Scopes: []string{c.String("scope")}, UserHome: env.userHome()}
 	all := !s.Git && !s.Claude && !s.MCP && !s.Cron && !s.MergeDriver
 	if all && verb != hooks.Inspect {
@@ -123,6 +137,11 @@ func runHooks(c *cli.Context, env *Env, verb hooks.Verb) error {
 			return err
 		}
 	}
+	if s.Claude && verb == hooks.Install {
+		if err := a.claudeSetup(c, &s); err != nil {
+			return err
+		}
+	}
 	rep, err := hooks.Apply(verb, s)
 	if err != nil {
 		return err
@@ -132,10 +151,66 @@ func runHooks(c *cli.Context, env *Env, verb hooks.Verb) error {
 		return printJSON(env.Stdout, rep)
 	}
 	printHooks(env, rep)
+	if verb == hooks.Install && len(rep.Git) > 0 && rep.Git[0].Committed {
+		dir := env.relPath(filepath.Dir(rep.Git[0].Path))
+		fmt.Fprintf(env.Stderr, "ckpt: warning: %s holds hooks this repository commits: ckpt's changes there show in git status, and a commit -a would give them to everyone\n", dir)
+		fmt.Fprintln(env.Stderr, "ckpt: hint: ckpt hooks uninstall --git && ckpt hooks install --git --local keeps ckpt's hooks in this clone only, running the committed ones first")
+	}
 	if rep.Ckpt == "" {
 		fmt.Fprintln(env.Stderr, "ckpt: warning: no ckpt on PATH: the hooks call the ckpt found on PATH and will skip checkpoints until there is one")
 	}
 	return nil
+}
+
+// claudeSetup is what installing the Claude Code hooks adds to s: the flags of the hook
+// commands and the agent's instructions. For a project (scopes project and local) the
+// session its conversations write to is found or created now, and named in the hook
+// commands, so that the instructions can name its files; the user scope's instructions
+// have the agent ask ckpt agent-prompt instead.
+func (a *app) claudeSetup(c *cli.Context, s *hooks.Setup) error {
+	scope := s.Scopes[0]
+	if c.IsSet("session") {
+		if _, err := sessionID(c); err != nil {
+			return err
+		}
+		s.ClaudeFlags = append(s.ClaudeFlags, "-s", c.String("session"))
+	}
+	if scope == "user" {
+		s.ClaudeFlags = append(s.ClaudeFlags, "--scope", "user")
+		s.Instructions = hooks.UserScopePrompt
+		return nil
+	}
+	project := hooks.ProjectDir(s.RepoDir)
+	o := a.claudeOptions(c, project, false)
+	if o.PerConversation && o.Session == "" {
+		s.Instructions = hooks.UserScopePrompt // no one session to name yet
+		return nil
+	}
+	if err := a.ensureHome(); err != nil {
+		return err
+	}
+	r, created, err := hooks.NewRunner(a.svc, a.sync).EnsureClaudeSession("", o)
+	if err != nil {
+		return err
+	}
+	if created {
+		fmt.Fprintf(a.env.Stderr, "ckpt: created session %s for this project's Claude Code conversations\n", r.ID)
+	}
+	// Named in the hook commands, which the project's settings share with every clone: a
+	// clone in a directory of another name writes to the session the instructions name.
+	if !c.IsSet("session") {
+		s.ClaudeFlags = append(s.ClaudeFlags, "-s", r.ID)
+	}
+	s.Instructions, err = hooks.AgentPrompt(a.svc, r, func(p string) string { return relTo(project, p) })
+	return err
+}
+
+// relTo shows p relative to dir when it is below it.
+func relTo(dir, p string) string {
+	if rel, err := filepath.Rel(dir, p); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return p
 }
 
 // printHooks says what is installed where, one line per hook.
@@ -144,6 +219,11 @@ func printHooks(env *Env, rep hooks.Report) {
 	for _, h := range rep.Git {
 		state := "not installed"
 		switch {
+		case h.Installed && h.Local:
+			state = "installed in this clone's own hooks directory"
+			if h.Chained != "" {
+				state += ", runs " + env.relPath(h.Chained) + " first"
+			}
 		case h.Installed && h.Chained != "":
 			state = "installed, runs " + env.relPath(h.Chained) + " first"
 		case h.Installed:
@@ -159,6 +239,13 @@ func printHooks(env *Env, rep hooks.Report) {
 			state = fmt.Sprint(events)
 		}
 		fmt.Fprintf(w, "claude  %s: %s\n", env.relPath(path), state)
+	}
+	for path, ok := range rep.Instructions {
+		state := "does not import ckpt's instructions"
+		if ok {
+			state = "imports ckpt's instructions for the agent"
+		}
+		fmt.Fprintf(w, "agent   %s: %s\n", env.relPath(path), state)
 	}
 	for path, ok := range rep.MCP {
 		state := "ckpt not registered"

@@ -66,7 +66,10 @@ func runInit(c *cli.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	bound := home.GitTop(cwd)
+	bound := ""
+	if top := home.GitTop(cwd); top != "" {
+		bound = home.MainWorkTree(top) // a linked worktree's commits are its repository's
+	}
 	if c.String("repo") != "" {
 		bound = absIn(cwd, c.String("repo"))
 	}

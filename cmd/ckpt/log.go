@@ -21,19 +21,23 @@ func logCommand(env *Env) *cli.Command {
 		Usage: "list a session's checkpoints, newest first",
 		Description: `Lists the checkpoint commits of a session, newest first, with the sections each one
 changed. --section keeps only the commits that changed that section (an id such as 🎯
-or §3, its number, or the heading text). --rejected lists the writes that check rejected
-instead.
+or §3, its number, or the heading text). --trigger keeps the commits that took a kind of
+checkpoint (sparse, full, write, …) or that something ran (cron; hook for any git or
+agent hook; a cause such as claude:PreCompact). --rejected lists the writes that check
+rejected instead.
 
 The session is an ordinary git repository: git -C "$(ckpt path -s ID)" log works too.
 
 Examples:
   ckpt log -s alpha -n 5
   ckpt log -s alpha --section "Key Decisions"
+  ckpt log -s alpha --trigger sparse
   ckpt log -s alpha --json | jq '.[0].commit'`,
 		Flags: []cli.Flag{
 			sessionFlag(),
 			&cli.IntFlag{Name: "n", Usage: "show at most `N` commits (0: all)"},
 			&cli.StringFlag{Name: "section", Usage: "only commits that changed section `S`"},
+			&cli.StringFlag{Name: "trigger", Usage: "only commits that took or were run by `T`: sparse, full, write, …, cron, hook, claude:PreCompact"},
 			&cli.BoolFlag{Name: "rejected", Usage: "list rejected writes (refs/ckpt/rejected/N)"},
 			jsonFlag(),
 		},
@@ -46,6 +50,7 @@ type logJSON struct {
 	Short    string   `json:"short"`
 	Time     string   `json:"time"`
 	Trigger  string   `json:"trigger"`
+	Cause    string   `json:"cause,omitempty"`
 	Full     bool     `json:"full"`
 	Subject  string   `json:"subject"`
 	Message  string   `json:"message"`
@@ -56,7 +61,7 @@ type logJSON struct {
 
 func logJSONOf(c history.Commit) logJSON {
 	return logJSON{
-		Commit: c.Hash, Short: c.Short, Time: c.Time.UTC().Format(time.RFC3339), Trigger: c.Trigger, Full: c.Full,
+		Commit: c.Hash, Short: c.Short, Time: c.Time.UTC().Format(time.RFC3339), Trigger: c.Trigger, Cause: c.Cause, Full: c.Full,
 		Subject: c.Subject, Message: c.Message, Sections: c.Sections, Parents: c.Parents, Ref: c.Ref,
 	}
 }
@@ -90,7 +95,7 @@ func runLog(c *cli.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	page, err := a.history().Log(r.ID, history.LogQuery{Section: c.String("section"), Limit: c.Int("n"), Rejected: c.Bool("rejected")})
+	page, err := a.history().Log(r.ID, history.LogQuery{Section: c.String("section"), Trigger: c.String("trigger"), Limit: c.Int("n"), Rejected: c.Bool("rejected")})
 	if err != nil {
 		return sectionError(err)
 	}

@@ -16,9 +16,11 @@ func statusCommand(env *Env) *cli.Command {
 		Name:  "status",
 		Usage: "sessions, pending notes, breakers, hooks and cron at a glance",
 		Description: `For each session: the age of its last checkpoint, whether notes.md has entries waiting
-for a full sync, its breaker, and the possible secrets no remote has yet (in history or
-on disk: what would hold its push back); then whether the git hooks (of the current repository),
-Claude Code hooks and cron are installed, and whether ckpt is on PATH.
+for a full sync, whether the checkpoint on disk passes check (the next checkpoint taken
+would be rejected), its breaker, and the possible secrets no remote has yet (in history
+or on disk: what would hold its push back); then whether the git hooks (of the current
+repository), Claude Code hooks and cron are installed, when cron last ticked, and whether
+ckpt is on PATH.
 
 Examples:
   ckpt status
@@ -39,7 +41,7 @@ func runStatus(c *cli.Context, env *Env) error {
 	w := status.Where{UserHome: env.userHome(), Crontab: a.crontab()}
 	w.Cwd, _ = env.Getwd()
 	w.Ckpt, _ = env.LookPath("ckpt")
-	out, err := status.Collect(a.store, a.sync, a.remote, w)
+	out, err := status.Collect(a.svc, a.sync, a.remote, w)
 	if err != nil {
 		return err
 	}
@@ -69,7 +71,17 @@ func printStatus(env *Env, out status.Report) {
 		if s.Breaker.Open {
 			breaker = "BREAKER OPEN: " + s.Breaker.Reason
 		}
+		if s.Archived {
+			breaker = "archived"
+		}
 		fmt.Fprintf(w, "  %-20s %-9s last checkpoint %s; %s; %s\n", s.ID, s.Template, age, notes, breaker)
+		if n := len(s.Invalid); n > 0 {
+			more := ""
+			if n > 1 {
+				more = fmt.Sprintf(" (and %d more)", n-1)
+			}
+			fmt.Fprintf(w, "    INVALID checkpoint on disk, the next one taken will be rejected: %s%s (ckpt check -s %s)\n", s.Invalid[0], more, s.ID)
+		}
 		printStatusSecrets(w, s.Secrets, "ckpt redact -s "+s.ID)
 	}
 	if len(out.KnowledgeSecrets) > 0 {
@@ -88,7 +100,11 @@ func printStatus(env *Env, out status.Report) {
 	}
 	fmt.Fprintf(w, "git hooks   %s\n", installed(gitOK))
 	fmt.Fprintf(w, "claude      %s\n", installed(len(out.Hooks.Claude) > 0))
-	fmt.Fprintf(w, "cron        %s\n", installed(out.Hooks.Cron != nil && out.Hooks.Cron.Installed))
+	tick := "never ticked"
+	if t := out.LastTick; t != nil {
+		tick = fmt.Sprintf("last tick %s ago, %d checkpoint(s)", time.Duration(out.LastTickAgeSeconds*int64(time.Second)), t.Checkpoints)
+	}
+	fmt.Fprintf(w, "cron        %s; %s\n", installed(out.Hooks.Cron != nil && out.Hooks.Cron.Installed), tick)
 	if out.Hooks.Ckpt == "" {
 		fmt.Fprintln(w, "ckpt        not on PATH: installed hooks will skip checkpoints")
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/ckpt-dev/ckpt/checkpoint"
+	"github.com/ckpt-dev/ckpt/hooks"
 	"github.com/ckpt-dev/ckpt/knowledge"
 	"github.com/ckpt-dev/ckpt/repo"
 	"github.com/ckpt-dev/ckpt/sections"
@@ -27,8 +28,9 @@ graph. The session's change is one commit; the knowledge repository's change is 
 with it, all or nothing.
 
 A sparse sync only recovers the delta (six: 📡) and updates the metadata: cheap enough
-for every agent turn. The transcript is read from where the last sync stopped and
-remembered for the next one.
+for every agent turn. The transcript is read from where the last sync of that transcript
+stopped and remembered for the next one; without --transcript, the sync follows the one
+the last sync followed, else the one ckpt init --transcript (or an agent hook) recorded.
 
 Notes tags: [decision] [task] [done] [blocker] [note] [next] [intent], and for eleven also
 [rule] [fact] [bug] [file] [resource] [literal] [status] [open]; "!" after a tag sends the
@@ -70,9 +72,14 @@ func runSync(c *cli.Context, env *Env) error {
 	if c.Bool("sparse") {
 		mode = ckptsync.Sparse
 	}
+	recorded, err := hooks.LoadSessions(a.home, []string{r.ID})
+	if err != nil {
+		return err
+	}
 	rep, err := a.sync.Sync(r, ckptsync.Options{
 		Mode: mode, DryRun: c.Bool("dry-run"), Transcript: c.String("transcript"),
-		Logs: c.StringSlice("log"), Tasks: c.String("tasks"), AllowShrink: c.Bool("allow-shrink"),
+		Recorded: recorded.Session(r.ID).Transcript,
+		Logs:     c.StringSlice("log"), Tasks: c.String("tasks"), AllowShrink: c.Bool("allow-shrink"),
 	})
 	var rej *checkpoint.RejectedError
 	if errors.As(err, &rej) && rej.Ref == "" {
@@ -82,6 +89,7 @@ func runSync(c *cli.Context, env *Env) error {
 	if err != nil {
 		return a.reportCommit(c, r, checkpoint.Result{}, err)
 	}
+	printAutosave(env, r, rep.Autosave)
 	for _, w := range rep.Warnings {
 		fmt.Fprintf(env.Stderr, "ckpt: warning: %s\n", w)
 	}

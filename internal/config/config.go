@@ -31,6 +31,13 @@ type Config struct {
 		// Template is the checkpoint template of sessions an agent hook creates (six).
 		Template string `toml:"template"`
 	} `toml:"hooks"`
+	Claude struct {
+		// Session is the ckpt session every Claude Code conversation of the store's projects
+		// writes to ("": one session per project, found or created by the hooks).
+		Session string `toml:"session"`
+		// PerConversation gives each Claude Code conversation a session of its own instead.
+		PerConversation bool `toml:"per_conversation"`
+	} `toml:"claude"`
 	Promote struct {
 		// Review sends promoted decisions to "Pending review" first (default true).
 		Review *bool `toml:"review"`
