@@ -446,7 +446,8 @@ func sessionsStore(b *testing.B, n, commits int) string {
 // cached one each run) pushed by `ckpt push` into an empty bare repository, against
 // `git push --mirror` of the same refs and objects (ckpt's transport repository after the
 // push, its tracking refs removed) into another; then `ckpt clone` of the first against
-// `git clone --mirror` of the second, and a pull of the clone with nothing new (ckpt only).
+// `git clone --no-local --mirror` of the second (a local clone would hard-link the
+// objects, not copy them), and a pull of the clone with nothing new (ckpt only).
 // Run with -benchtime 1x to 3x: a run takes a minute.
 func BenchmarkRatioPushClone1000x20(b *testing.B) {
 	cached := sessionsStore(b, 1000, 20)
@@ -481,10 +482,12 @@ func BenchmarkRatioPushClone1000x20(b *testing.B) {
 		dest := filepath.Join(tmp, "clone")
 		cs := &store{home: dest, env: replaceEnv(s.env, "CKPT_HOME", dest)}
 		clone.run(b, func() []*exec.Cmd {
-			return []*exec.Cmd{cs.command(nil, "clone", remoteA, dest)}
+			cmd := cs.command(nil, "clone", remoteA, dest)
+			cmd.Dir = tmp // dest is not there yet
+			return []*exec.Cmd{cmd}
 		}, func() []*exec.Cmd {
 			_ = os.RemoveAll(filepath.Join(tmp, "mirror.git"))
-			return []*exec.Cmd{s.gitCmd(tmp, "clone", "-q", "--mirror", remoteB, filepath.Join(tmp, "mirror.git"))}
+			return []*exec.Cmd{s.gitCmd(tmp, "clone", "-q", "--no-local", "--mirror", remoteB, filepath.Join(tmp, "mirror.git"))}
 		})
 		b.StopTimer()
 		refs := func(dir string) int { return strings.Count(s.git(b, dir, "for-each-ref"), "\n") }
