@@ -1,22 +1,36 @@
-# ckpt: build, demo, test, bench, lint, fmt. Needs only Go and git.
+# ckpt: build, install, demo, test, bench, lint, fmt. Needs only Go and git.
 GO      ?= go
 BIN     := bin/ckpt
 PKGS    := ./...
+# Two builds of cmd/ckpt (cmd/ckpt/fullbuild.go): ckpt, lean, for the processes that commit,
+# check, log and run hooks; ckpt-full beside it, with the web UI, the MCP server and go-git's
+# network, which ckpt hands those commands to. urfave_cli_no_docs leaves out urfave/cli's
+# man-page generator (and blackfriday) from both. A plain `go build`/`go install` makes one
+# binary with every command.
+LEAN_TAGS := ckpt_lean,urfave_cli_no_docs
+FULL_TAGS := urfave_cli_no_docs
 # Fuzz targets run briefly in `make test` with their seed corpus (testdata/fuzz).
 FUZZTIME ?= 5s
 # The packages that hold fuzz targets.
 FUZZPKGS := ./sections/ ./secrets/ ./delta/ ./sync/ ./repo/
 
-.PHONY: build demo test fuzz bench soak lint fmt clean
+.PHONY: build install demo test fuzz bench soak lint fmt clean
 
 build:
-	$(GO) build -o $(BIN) ./cmd/ckpt
+	$(GO) build -tags $(LEAN_TAGS) -o $(BIN) ./cmd/ckpt
+	$(GO) build -tags $(FULL_TAGS) -o $(BIN)-full ./cmd/ckpt
+
+# Installs both builds where go install puts binaries ($GOBIN, else $GOPATH/bin).
+install:
+	$(GO) build -tags $(LEAN_TAGS) -o "$$($(GO) env GOBIN | grep . || echo $$($(GO) env GOPATH)/bin)/ckpt" ./cmd/ckpt
+	$(GO) build -tags $(FULL_TAGS) -o "$$($(GO) env GOBIN | grep . || echo $$($(GO) env GOPATH)/bin)/ckpt-full" ./cmd/ckpt
 
 demo: build
 	./scripts/demo.sh $(BIN)
 
 test:
 	$(GO) vet $(PKGS)
+	$(GO) vet -tags $(LEAN_TAGS) ./cmd/ckpt ./repo
 	$(GO) test -count=1 $(PKGS)
 	$(MAKE) fuzz
 
@@ -27,11 +41,20 @@ fuzz:
 		done; \
 	done
 
+# The stores the benchmarks build (a search store of 1,000 sessions × 100 versions, histories
+# of 100 to 10,000 commits, 1,000 sessions × 20 commits) are kept in BENCH_CACHE between
+# runs: the first run builds them (about 15 minutes more), later ones reuse them.
+# CKPT_BENCH_100K=1 adds the 100,000-commit history to the sweep.
+BENCH_CACHE ?= $(HOME)/.cache/ckpt-bench
+BENCH_ENV := CKPT_BENCH_CACHE=$(BENCH_CACHE) CKPT_BENCH_STORE=$(BENCH_CACHE)/search-1000x100 \
+	CKPT_BENCH_HISTORY=$(BENCH_CACHE)/history-10000 CKPT_BENCH_UI_STORE=$(BENCH_CACHE)/ui-10000
+
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 20m $$($(GO) list $(PKGS) | grep -v -e '/repo$$' -e '/internal/proctest$$')
-	$(GO) test -run '^$$' -bench . -benchmem -count=1 -benchtime 300x -timeout 20m ./repo/
-	$(GO) test -run '^$$' -bench 'Process' -count=1 -benchtime 20x -timeout 20m ./internal/proctest/
-	$(GO) test -run '^$$' -bench . -skip 'Process' -count=1 -timeout 20m ./internal/proctest/
+	mkdir -p $(BENCH_CACHE)
+	$(BENCH_ENV) $(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m $$($(GO) list $(PKGS) | grep -v -e '/repo$$' -e '/internal/proctest$$')
+	$(BENCH_ENV) $(GO) test -run '^$$' -bench . -benchmem -count=1 -benchtime 300x -timeout 20m ./repo/
+	$(BENCH_ENV) $(GO) test -run '^$$' -bench 'Ratio(History|Diff1MB|Start)|GitCommitHooks1000|CronTick' -count=1 -benchtime 30x -timeout 30m ./internal/proctest/
+	$(BENCH_ENV) $(GO) test -run '^$$' -bench 'RatioPushClone' -count=1 -benchtime 2x -timeout 30m ./internal/proctest/
 
 # The long run of the model test (internal/modeltest): longer random sequences from seed
 # SEED on, for DURATION; it prints the figures at the end and every failing seed, which

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing/transport"
-
 	"github.com/ckpt-dev/ckpt/internal/hint"
 	"github.com/ckpt-dev/ckpt/repo"
 )
@@ -22,7 +20,7 @@ func networkError(remote, url string, err error) error {
 		return nil
 	}
 	msg := err.Error()
-	if errors.Is(err, transport.ErrAuthenticationRequired) || errors.Is(err, transport.ErrAuthorizationFailed) ||
+	if repo.GoGitAuthError(err) ||
 		strings.Contains(msg, "Authentication failed") || strings.Contains(msg, "could not read Username") ||
 		strings.Contains(msg, "The requested URL returned error: 401") || strings.Contains(msg, "The requested URL returned error: 403") {
 		return hint.New(fmt.Errorf("remote %s (%s): %w; nothing was sent or fetched", remote, repo.MaskURLs(url), ErrAuth),

@@ -71,6 +71,16 @@ func (s *Service) Pull(o Options) (*PullReport, error) {
 		return rep, err
 	}
 	conflicts := 0
+	// What the remote has is mirrored here as each repository is brought up to date; the
+	// refs are written together, in one update of packed-refs, however the pull ends.
+	mirrored := map[string]repo.Hash{}
+	mirror := func() error {
+		m := mirrored
+		mirrored = nil
+		return t.SetRefs(m, "ckpt transport")
+	}
+	defer func() { _ = mirror() }() // a pull that stopped half way: what it did
+
 	for i, ref := range names {
 		theirs := remote[ref]
 		rel := strings.TrimPrefix(ref, "refs/remotes/"+o.Remote+"/")
@@ -104,13 +114,14 @@ func (s *Service) Pull(o Options) (*PullReport, error) {
 			return rep, err
 		}
 		// What the remote has is now mirrored here; a later push compares with it.
-		if err := t.SetRef(strings.Replace(ref, "refs/remotes/"+o.Remote+"/", "refs/heads/", 1), theirs); err != nil {
-			return rep, err
-		}
+		mirrored[strings.Replace(ref, "refs/remotes/"+o.Remote+"/", "refs/heads/", 1)] = theirs
 		if ps.Result == "conflict" {
 			conflicts++
 		}
 		rep.Sessions = append(rep.Sessions, ps)
+	}
+	if err := mirror(); err != nil {
+		return rep, err
 	}
 	if o.Quick {
 		if err := s.cp.Store.SyncFS(); err != nil {

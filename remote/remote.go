@@ -81,6 +81,12 @@ func (s *Service) Push(o Options) (*PushReport, error) {
 	}
 	var moves []move
 	var redact []string // the command that clears each repository held back
+	// Every ref the transport has, read once: a thousand sessions would otherwise read
+	// packed-refs two thousand times.
+	refs, err := t.Refs("refs/")
+	if err != nil {
+		return nil, err
+	}
 	copier := repo.NewCopier(t)
 	for i, r := range repos {
 		if o.Progress != nil {
@@ -93,11 +99,7 @@ func (s *Service) Push(o Options) (*PushReport, error) {
 			copier.Abort()
 			return nil, err
 		}
-		remoteHas, err := t.Ref(tracking)
-		if err != nil {
-			copier.Abort()
-			return nil, err
-		}
+		remoteHas := refs[tracking]
 		if head == repo.ZeroHash || head == remoteHas {
 			rep.UpToDate++
 			continue
@@ -125,8 +127,7 @@ func (s *Service) Push(o Options) (*PushReport, error) {
 			copier.Abort()
 			return nil, fmt.Errorf("%s: %w", r.ID, err)
 		}
-		old, _ := t.Ref(ref)
-		moves = append(moves, move{ref, old, head})
+		moves = append(moves, move{ref, refs[ref], head})
 		spec := ref + ":" + ref
 		if o.Force {
 			spec = "+" + spec
@@ -137,23 +138,25 @@ func (s *Service) Push(o Options) (*PushReport, error) {
 	if _, err := copier.Finish(); err != nil {
 		return nil, err
 	}
-	for _, m := range moves {
-		if err := t.SetRef(m.ref, m.to); err != nil {
-			return nil, err
+	set := func(ref func(move) string, to func(move) repo.Hash) error {
+		up := make(map[string]repo.Hash, len(moves))
+		for _, m := range moves {
+			up[ref(m)] = to(m)
 		}
+		return t.SetRefs(up, "ckpt transport")
+	}
+	mirror := func(m move) string { return m.ref }
+	if err := set(mirror, func(m move) repo.Hash { return m.to }); err != nil {
+		return nil, err
 	}
 	if len(specs) > 0 {
 		if err := o.Network.Push(t, url, specs); err != nil {
-			for _, m := range moves {
-				_ = t.SetRef(m.ref, m.old)
-			}
+			_ = set(mirror, func(m move) repo.Hash { return m.old })
 			return nil, networkError(o.Remote, url, err)
 		}
 	}
-	for _, m := range moves {
-		if err := t.SetRef(trackingRef(o.Remote, m.ref), m.to); err != nil {
-			return nil, err
-		}
+	if err := set(func(m move) string { return trackingRef(o.Remote, m.ref) }, func(m move) repo.Hash { return m.to }); err != nil {
+		return nil, err
 	}
 	// A forced push replaced history (after redact --force or gc --force): what only the
 	// old history reached, a redacted secret say, leaves the transport too.

@@ -340,7 +340,7 @@ func (s *Service) scanOutgoing(r *repo.Repo, head repo.Hash, t *repo.Repo, have 
 	}
 	// The new commits, newest first, then scanned oldest first.
 	scanned := map[repo.Hash]bool{} // blobs scanned, or in a commit the remote has
-	var fresh []repo.Hash
+	var fresh []repo.CommitInfo
 	seen := map[repo.Hash]bool{}
 	stack := []repo.Hash{head}
 	for len(stack) > 0 {
@@ -378,19 +378,16 @@ func (s *Service) scanOutgoing(r *repo.Repo, head repo.Hash, t *repo.Repo, have 
 		if err != nil {
 			return nil, err
 		}
-		fresh = append(fresh, h)
+		fresh = append(fresh, ci)
 		for i := len(ci.Parents) - 1; i >= 0; i-- {
 			stack = append(stack, ci.Parents[i])
 		}
 	}
 	var out []SecretFinding
 	for i := len(fresh) - 1; i >= 0; i-- {
-		c := fresh[i]
+		ci := fresh[i]
+		c := ci.Hash
 		// The message leaves with the commit (ckpt commit -m puts text of the user's there).
-		ci, err := r.CommitInfo(c)
-		if err != nil {
-			return nil, err
-		}
 		for _, sec := range secrets.Scan([]byte(ci.Message), 0, s.cp.Config.Secrets.Allow) {
 			out = append(out, SecretFinding{Session: r.ID, Commit: c.String()[:12], File: CommitMessage, Line: sec.Line, Rule: sec.Rule, Secret: sec.Redacted})
 		}

@@ -1,20 +1,15 @@
 package repo
 
 import (
-	"bufio"
-	"compress/zlib"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"regexp"
+	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
-	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -30,8 +25,8 @@ import (
 type gitReader struct {
 	gitDir  string // "" in memory: no loose object files to read directly
 	storage storage.Storer
-	fs      *gitFS // nil in memory
-	repo    *git.Repository
+	fs      *gitFS        // nil in memory
+	objs    *objectReader // nil in memory
 }
 
 func (r *Repo) reader() *gitReader {
@@ -41,9 +36,9 @@ func (r *Repo) reader() *gitReader {
 			opts.MaxOpenDescriptors = 16
 		}
 		fsys := newGitFS(r.GitDir, r.store.Opts.Fsync)
-		s := filesystem.NewStorageWithOptions(fsys, cache.NewObjectLRU(4<<20), opts)
-		repo, _ := git.Open(s, nil) // only fails without a HEAD, which Init writes first
-		r.git = &gitReader{gitDir: r.GitDir, storage: s, fs: fsys, repo: repo}
+		objs := newObjectReader(r.GitDir)
+		s := &readStorage{Storage: filesystem.NewStorageWithOptions(fsys, cache.NewObjectLRU(4<<20), opts), objs: objs}
+		r.git = &gitReader{gitDir: r.GitDir, storage: s, fs: fsys, objs: objs}
 	}
 	return r.git
 }
@@ -98,10 +93,17 @@ func (g *gitReader) treeFiles(h Hash) (map[string]Hash, error) {
 }
 
 func (g *gitReader) blob(h Hash) ([]byte, error) {
-	if g.gitDir != "" {
-		if b, ok := g.looseBlob(h); ok {
-			return b, nil
+	if g.objs != nil {
+		typ, data, err := g.objs.read(h)
+		switch {
+		case errors.Is(err, plumbing.ErrObjectNotFound):
+			return nil, fmt.Errorf("read blob %s: %w", short(h), err)
+		case err != nil:
+			return nil, fmt.Errorf("read blob %s: %w", short(h), err)
+		case typ != plumbing.BlobObject:
+			return nil, fmt.Errorf("read blob %s: %w", short(h), plumbing.ErrObjectNotFound)
 		}
+		return data, nil
 	}
 	b, err := object.GetBlob(g.storage, h)
 	if err != nil {
@@ -113,37 +115,6 @@ func (g *gitReader) blob(h Hash) ([]byte, error) {
 	}
 	defer rd.Close()
 	return io.ReadAll(rd)
-}
-
-// looseBlob reads a loose blob straight into a buffer of its declared size: go-git would
-// copy it into an object, hash it again and cache it, which for a 1 MB checkpoint read once
-// is most of the cost. ok is false when the object is not loose (or not a blob).
-func (g *gitReader) looseBlob(h Hash) ([]byte, bool) {
-	s := h.String()
-	f, err := openFile(filepath.Join(g.gitDir, "objects", s[:2], s[2:]), os.O_RDONLY, 0)
-	if err != nil {
-		return nil, false
-	}
-	defer f.Close()
-	zr, err := zlib.NewReader(bufio.NewReader(f))
-	if err != nil {
-		return nil, false
-	}
-	defer zr.Close()
-	br := bufio.NewReaderSize(zr, 64)
-	head, err := br.ReadString(0)
-	if err != nil {
-		return nil, false
-	}
-	size, err := strconv.Atoi(strings.TrimPrefix(strings.TrimSuffix(head, "\x00"), "blob "))
-	if err != nil || !strings.HasPrefix(head, "blob ") || size < 0 {
-		return nil, false
-	}
-	data := make([]byte, size)
-	if _, err := io.ReadFull(br, data); err != nil {
-		return nil, false
-	}
-	return data, true
 }
 
 // CommitInfo is one commit as ckpt shows it.
@@ -203,10 +174,14 @@ func (g *gitReader) log(start Hash, fn func(CommitInfo) bool) error {
 	return nil
 }
 
-var (
-	rejectedRev = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:refs/ckpt/)?rejected/(\d+)$`) })
-	hexRev      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-fA-F]{4,40}$`) })
-)
+// rejectedRev returns N of `rejected/N` or `refs/ckpt/rejected/N`.
+func rejectedRev(rev string) (string, bool) {
+	n, ok := strings.CutPrefix(strings.TrimPrefix(rev, "refs/ckpt/"), "rejected/")
+	if !ok || n == "" || strings.Trim(n, "0123456789") != "" {
+		return "", false
+	}
+	return n, true
+}
 
 // Resolve turns a revision into a commit: a full or abbreviated hash, HEAD, HEAD~N, HEAD^,
 // main, or rejected/N (a rejected write). An unknown revision is ErrBadRevision.
@@ -223,8 +198,8 @@ func (g *gitReader) resolve(rev string, head func() (Hash, error), ref func(stri
 		}
 		return h, err
 	}
-	if m := rejectedRev().FindStringSubmatch(rev); m != nil {
-		h, err := ref(RejectedPrefix + m[1])
+	if n, ok := rejectedRev(rev); ok {
+		h, err := ref(RejectedPrefix + n)
 		if err == nil && h == ZeroHash {
 			err = fmt.Errorf("%s: %w", rev, ErrBadRevision)
 		}
@@ -233,21 +208,141 @@ func (g *gitReader) resolve(rev string, head func() (Hash, error), ref func(stri
 	if strings.HasPrefix(rev, "-") || strings.ContainsAny(rev, " :\\") {
 		return ZeroHash, fmt.Errorf("%q: %w", rev, ErrBadRevision)
 	}
-	if hexRev().MatchString(rev) && len(rev) == 40 {
+	if len(rev) == 40 && strings.Trim(rev, "0123456789abcdefABCDEF") == "" {
 		h := plumbing.NewHash(rev)
 		if _, err := g.commit(h); err != nil {
 			return ZeroHash, err
 		}
 		return h, nil
 	}
-	h, err := g.repo.ResolveRevision(plumbing.Revision(rev))
-	if err != nil {
-		return ZeroHash, fmt.Errorf("%q: %w", rev, ErrBadRevision)
+	return g.resolveSteps(rev, head, ref)
+}
+
+// resolveSteps resolves a ref name as git finds one (the name itself, or under refs/,
+// refs/tags/, refs/heads/, refs/remotes/), HEAD, or an abbreviated hash of at least four
+// digits, followed by any number of steps: ~N (N first parents back) and ^N (the N-th
+// parent; ^0 the commit itself).
+func (g *gitReader) resolveSteps(rev string, head func() (Hash, error), ref func(string) (Hash, error)) (Hash, error) {
+	bad := func(why string) (Hash, error) {
+		if why != "" {
+			why = ": " + why
+		}
+		return ZeroHash, fmt.Errorf("%q: %w%s", rev, ErrBadRevision, why)
 	}
-	if _, err := g.commit(*h); err != nil {
-		return ZeroHash, fmt.Errorf("%q: %w: not a commit", rev, ErrBadRevision)
+	base, steps := rev, ""
+	if i := strings.IndexAny(rev, "~^"); i >= 0 {
+		base, steps = rev[:i], rev[i:]
 	}
-	return *h, nil
+	var h Hash
+	switch {
+	case base == "HEAD" || base == "main":
+		var err error
+		if h, err = head(); err != nil {
+			return ZeroHash, err
+		}
+	case base == "" || strings.ContainsAny(base, "@{}*?[") || strings.Contains(base, ".."):
+		return bad("")
+	default:
+		for _, name := range []string{base, "refs/" + base, "refs/tags/" + base, "refs/heads/" + base, "refs/remotes/" + base, "refs/remotes/" + base + "/HEAD"} {
+			// The name itself only as git takes it: under refs/, or HEAD-like (ORIG_HEAD).
+			if name != base || strings.HasPrefix(name, "refs/") || strings.Trim(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_") == "" {
+				if r, err := ref(name); err == nil && r != ZeroHash {
+					h = r
+					break
+				}
+			}
+		}
+		if h == ZeroHash && len(base) >= 4 && len(base) <= 40 && strings.Trim(base, "0123456789abcdefABCDEF") == "" {
+			var err error
+			if h, err = g.abbreviated(strings.ToLower(base)); err != nil {
+				return bad(err.Error())
+			}
+		}
+	}
+	if h == ZeroHash {
+		return bad("")
+	}
+	for steps != "" {
+		op := steps[0]
+		steps = steps[1:]
+		i := 0
+		for i < len(steps) && steps[i] >= '0' && steps[i] <= '9' {
+			i++
+		}
+		n := 1
+		if i > 0 {
+			var err error
+			if n, err = strconv.Atoi(steps[:i]); err != nil || i > 9 {
+				return bad("")
+			}
+		}
+		steps = steps[i:]
+		if op != '~' && op != '^' {
+			return bad("")
+		}
+		c, err := g.commit(h)
+		if err != nil {
+			return bad("not a commit")
+		}
+		switch {
+		case op == '^' && n == 0:
+		case op == '^':
+			if n > len(c.ParentHashes) {
+				return bad("no such parent")
+			}
+			h = c.ParentHashes[n-1]
+		default:
+			for ; n > 0; n-- {
+				if len(c.ParentHashes) == 0 {
+					return bad("history is shorter than that")
+				}
+				h = c.ParentHashes[0]
+				if n > 1 {
+					if c, err = g.commit(h); err != nil {
+						return ZeroHash, err
+					}
+				}
+			}
+		}
+	}
+	if _, err := g.commit(h); err != nil {
+		return bad("not a commit")
+	}
+	return h, nil
+}
+
+// abbreviated finds the one object whose name starts with prefix (lower-case hex); when
+// several do, the one commit among them.
+func (g *gitReader) abbreviated(prefix string) (Hash, error) {
+	var found []Hash
+	if g.objs != nil {
+		found = g.objs.withPrefix(prefix)
+	} else if iter, err := g.storage.IterEncodedObjects(plumbing.AnyObject); err == nil {
+		_ = iter.ForEach(func(o plumbing.EncodedObject) error {
+			if strings.HasPrefix(o.Hash().String(), prefix) {
+				found = append(found, o.Hash())
+			}
+			return nil
+		})
+	}
+	slices.SortFunc(found, func(a, b Hash) int { return bytes.Compare(a[:], b[:]) })
+	found = slices.Compact(found)
+	if len(found) > 1 {
+		var commits []Hash
+		for _, h := range found {
+			if _, err := g.commit(h); err == nil {
+				commits = append(commits, h)
+			}
+		}
+		found = commits
+	}
+	switch len(found) {
+	case 0:
+		return ZeroHash, errors.New("no such object")
+	case 1:
+		return found[0], nil
+	}
+	return ZeroHash, errors.New("ambiguous")
 }
 
 // Files returns every file of a commit's tree.

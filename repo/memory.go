@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/storage/memory"
 )
@@ -31,11 +30,10 @@ type Memory struct {
 // gives.
 func NewMemory(author Signature, now func() time.Time) *Memory {
 	s := memory.NewStorage()
-	repo, err := git.InitWithOptions(s, nil, git.InitOptions{DefaultBranch: plumbing.ReferenceName(MainRef)})
-	if err != nil {
-		panic(err) // an empty memory storage always takes an init
+	if err := s.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, MainRef)); err != nil {
+		panic(err) // an empty memory storage always takes a HEAD
 	}
-	return &Memory{g: &gitReader{storage: s, repo: repo}, author: author, now: now}
+	return &Memory{g: &gitReader{storage: s}, author: author, now: now}
 }
 
 func (m *Memory) objects() objectStore { return objectStore{s: m.g.storage} }

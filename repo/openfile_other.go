@@ -30,3 +30,6 @@ func appendSmall(name string, data []byte, perm fs.FileMode) error {
 	}
 	return err
 }
+
+// readObjectFile is os.ReadFile (see openfile_unix.go).
+func readObjectFile(name string) ([]byte, error) { return os.ReadFile(name) }

@@ -104,3 +104,42 @@ func appendSmall(name string, data []byte, perm fs.FileMode) error {
 		return nil
 	}
 }
+
+// readObjectFile reads a loose object's file whole with bare system calls, without
+// updating its access time where the system allows (O_NOATIME needs the file's owner).
+func readObjectFile(name string) ([]byte, error) {
+	var fd int
+	var err error
+	for flags := syscall.O_RDONLY | syscall.O_CLOEXEC | oNoatime; ; {
+		fd, err = syscall.Open(name, flags, 0)
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if errors.Is(err, syscall.EPERM) && flags&oNoatime != 0 {
+			flags &^= oNoatime
+			continue
+		}
+		break
+	}
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	defer syscall.Close(fd)
+	b := make([]byte, 0, 2048)
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := syscall.Read(fd, b[len(b):cap(b)])
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if err != nil {
+			return nil, &fs.PathError{Op: "read", Path: name, Err: err}
+		}
+		if n == 0 {
+			return b, nil
+		}
+		b = b[:len(b)+n]
+	}
+}

@@ -3,6 +3,7 @@ package repo
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,8 +21,12 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/storer"
 )
 
-// maxPacks is how many packs may pile up before they are merged into one.
-const maxPacks = 8
+// geometricFactor is the progression packs are kept in (git repack --geometric=2): sorted
+// by object count, each pack holds at least twice as many objects as all smaller ones
+// together. A new pack that breaks it is merged with the smaller packs until it holds
+// again, so every object is copied O(log n) times over a history of n objects, and no
+// merge reads more than twice what it writes.
+const geometricFactor = 2
 
 // MaybePack packs the loose objects when there are too many (see maybePack). A failure to
 // pack never fails the commit that triggered it; the next commit tries again.
@@ -54,17 +60,20 @@ func (r *Repo) maybePack(head Hash) error {
 	return r.Pack()
 }
 
-// Pack moves every loose object into a new pack (with deltas), and merges the packs into one
-// when more than maxPacks exist. Pack and index are durable (see writePack) before any loose
-// object or old pack is removed; nothing unreachable is dropped. The caller holds the
-// exclusive lock.
+// Pack moves every loose object into a new pack, then merges the smallest packs as the
+// geometric progression requires (geometricFactor). The loose objects are stored as git's
+// pack-objects stores a history: an object is a delta against the same file's (tree's,
+// commit's) next version, the newest version whole, so HEAD reads without deltas. Merges
+// copy entries as they are stored. Pack and index are durable (installPack) before any
+// loose object or old pack is removed; nothing unreachable is dropped. The caller holds
+// the exclusive lock.
 func (r *Repo) Pack() error {
 	loose, err := r.looseObjects()
 	if err != nil {
 		return err
 	}
 	if len(loose) > 0 {
-		if _, err := r.writePack(r.reader().storage, loose); err != nil {
+		if _, err := r.packLoose(loose); err != nil {
 			return err
 		}
 		for _, p := range loose {
@@ -72,11 +81,270 @@ func (r *Repo) Pack() error {
 		}
 		r.Reset()
 	}
-	packs, err := r.packs()
-	if err != nil || len(packs) <= maxPacks {
+	return r.mergeGeometric()
+}
+
+// loosePacked is a loose object read for packing, and the object it is to be a delta of.
+type loosePacked struct {
+	typ  plumbing.ObjectType
+	data []byte
+	base Hash
+}
+
+// maxPackDepth bounds the delta chains of the packs ckpt writes: git's pack.depth.
+const maxPackDepth = 50
+
+// packLoose writes the loose objects objs into one new pack. Each loose commit's objects
+// are paired with those of its first parent when that is loose too: the parent's commit,
+// tree and each file that changed become deltas against the child's, chains capped at
+// maxPackDepth. Everything else is stored whole.
+func (r *Repo) packLoose(objs []Hash) (string, error) {
+	rd := r.reader().objs
+	all := make(map[Hash]*loosePacked, len(objs))
+	for _, h := range objs {
+		typ, data, err := rd.readLoose(h)
+		if err != nil {
+			return "", fmt.Errorf("pack %s: %w", r.GitDir, err)
+		}
+		all[h] = &loosePacked{typ: typ, data: data}
+	}
+	pair := func(older, newer Hash) {
+		o, n := all[older], all[newer]
+		if o != nil && n != nil && older != newer && o.base == ZeroHash && o.typ == n.typ {
+			o.base = newer
+		}
+	}
+	for _, h := range objs {
+		c := all[h]
+		if c.typ != plumbing.CommitObject {
+			continue
+		}
+		pc, terr := parseCommit(h, c.data)
+		if terr != nil || len(pc.parents) == 0 || all[pc.parents[0]] == nil || all[pc.parents[0]].typ != plumbing.CommitObject {
+			continue
+		}
+		pp, terr := parseCommit(pc.parents[0], all[pc.parents[0]].data)
+		if terr != nil {
+			continue
+		}
+		pair(pp.hash, h)
+		pair(pp.tree, pc.tree)
+		ot, nt := all[pp.tree], all[pc.tree]
+		if ot == nil || nt == nil || ot.typ != plumbing.TreeObject || nt.typ != plumbing.TreeObject {
+			continue
+		}
+		oe, err1 := parseTree(ot.data)
+		ne, err2 := parseTree(nt.data)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		newer := make(map[string]Hash, len(ne))
+		for _, e := range ne {
+			newer[e.name] = e.hash
+		}
+		for _, e := range oe {
+			if n, ok := newer[e.name]; ok {
+				pair(e.hash, n)
+			}
+		}
+	}
+	// Cap the chains (and break a cycle: a file that went back to an older version).
+	depth := map[Hash]int{}
+	var chain func(h Hash, seen map[Hash]bool) int
+	chain = func(h Hash, seen map[Hash]bool) int {
+		if d, ok := depth[h]; ok {
+			return d
+		}
+		o := all[h]
+		if o.base == ZeroHash {
+			depth[h] = 0
+			return 0
+		}
+		if seen[h] {
+			o.base = ZeroHash
+			return 0
+		}
+		seen[h] = true
+		d := chain(o.base, seen) + 1
+		if d > maxPackDepth {
+			o.base, d = ZeroHash, 0
+		}
+		depth[h] = d
+		return d
+	}
+	for _, h := range objs {
+		chain(h, map[Hash]bool{})
+	}
+	pw, err := r.newPackWriter(len(objs))
+	if err != nil {
+		return "", err
+	}
+	var emit func(h Hash) error
+	emit = func(h Hash) error {
+		o := all[h]
+		if pw.has(h) {
+			return nil
+		}
+		if o.base != ZeroHash {
+			if err := emit(o.base); err != nil {
+				return err
+			}
+			if d := packfile.DiffDelta(all[o.base].data, o.data); len(d) < len(o.data)/2 {
+				return pw.writeDelta(h, o.base, d)
+			}
+		}
+		return pw.writeWhole(h, o.typ, o.data)
+	}
+	// Sorted, so that the same objects make the same pack.
+	sorted := slices.Clone(objs)
+	slices.SortFunc(sorted, func(a, b Hash) int { return bytes.Compare(a[:], b[:]) })
+	for _, h := range sorted {
+		if err := emit(h); err != nil {
+			pw.abort()
+			return "", err
+		}
+	}
+	return pw.finish()
+}
+
+// mergeGeometric merges the smallest packs into one when they break the geometric
+// progression (geometricFactor), copying their entries as they are stored (deltas and
+// compressed bytes kept), then removes them. Packs a .keep file protects are left out.
+func (r *Repo) mergeGeometric() error {
+	names, err := r.packs()
+	if err != nil || len(names) < 2 {
 		return err
 	}
-	return r.mergePacks(packs)
+	rd := r.reader().objs
+	type sized struct {
+		p     *packFile
+		name  string
+		count uint32
+	}
+	var packs []sized
+	for _, p := range rd.packList(true) {
+		name := filepath.Base(p.name)
+		if r.packKept(name) || p.open() != nil {
+			continue
+		}
+		packs = append(packs, sized{p, name, p.n})
+	}
+	slices.SortStableFunc(packs, func(a, b sized) int { return cmp.Compare(a.count, b.count) })
+	// git's split_pack_geometry: the largest packs that already form the progression stay;
+	// the rest roll up into one, which then may swallow the next pack too.
+	split := 0
+	for i := len(packs) - 1; i > 0; i-- {
+		if uint64(packs[i].count) < geometricFactor*uint64(packs[i-1].count) {
+			split = i + 1
+			break
+		}
+	}
+	total := uint64(0)
+	for _, p := range packs[:split] {
+		total += uint64(p.count)
+	}
+	for split < len(packs) && uint64(packs[split].count) < geometricFactor*total {
+		total += uint64(packs[split].count)
+		split++
+	}
+	if split < 2 {
+		return nil
+	}
+	merge := make([]*packFile, split)
+	for i, p := range packs[:split] {
+		merge[i] = p.p
+	}
+	merged, err := r.copyPacks(merge)
+	if err != nil {
+		return err
+	}
+	for _, p := range packs[:split] {
+		if p.name == merged {
+			continue
+		}
+		if err := r.removePack(p.name); err != nil {
+			return err
+		}
+	}
+	r.Reset()
+	return nil
+}
+
+// packedObject is an entry of a pack as copyPacks and the Copier see it.
+type packedObject struct {
+	p   *packFile
+	off int64
+}
+
+// copyPacks writes every object of packs into one new pack, each entry copied as it is
+// stored, and returns its name. An object in two of them is written once.
+func (r *Repo) copyPacks(packs []*packFile) (string, error) {
+	where := map[Hash]packedObject{}
+	var order []Hash
+	for _, p := range packs {
+		names, err := p.byOffset()
+		if err != nil {
+			return "", err
+		}
+		for _, h := range names {
+			if _, ok := where[h]; ok {
+				continue
+			}
+			off, _ := p.find(h)
+			where[h] = packedObject{p, off}
+			order = append(order, h)
+		}
+	}
+	pw, err := r.newPackWriter(len(order))
+	if err != nil {
+		return "", err
+	}
+	for _, h := range order {
+		if err := pw.copyWithBase(h, where); err != nil {
+			pw.abort()
+			return "", err
+		}
+	}
+	return pw.finish()
+}
+
+// copyWithBase copies the entry of h (where says where it is), its delta base first.
+func (pw *packWriter) copyWithBase(h Hash, where map[Hash]packedObject) error {
+	var stack []Hash
+	for cur := h; ; {
+		if pw.has(cur) {
+			break
+		}
+		stack = append(stack, cur)
+		if len(stack) > maxDeltaChain {
+			return fmt.Errorf("pack %s: %w: delta chain too long", pw.r.GitDir, errCorruptPack)
+		}
+		po := where[cur]
+		e, err := po.p.header(po.off)
+		if err != nil {
+			return err
+		}
+		base, ok := po.p.baseOf(e)
+		if !ok {
+			break
+		}
+		if _, known := where[base]; !known {
+			return fmt.Errorf("pack %s: %w: delta base %s of %s not in the pack", pw.r.GitDir, errCorruptPack, short(base), short(cur))
+		}
+		cur = base
+	}
+	for i := len(stack) - 1; i >= 0; i-- {
+		po := where[stack[i]]
+		e, err := po.p.header(po.off)
+		if err != nil {
+			return err
+		}
+		base, _ := po.p.baseOf(e)
+		if err := pw.copyEntry(stack[i], po.p, po.off, base); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (r *Repo) loosePath(h Hash) string {
@@ -165,6 +433,16 @@ func (r *Repo) writePack(src storer.EncodedObjectStorer, objs []Hash) (string, e
 	if err != nil {
 		return fail(err)
 	}
+	return r.installPack(fsys, pack.Name(), idx, plumbing.Hash(sum))
+}
+
+// installPack puts a pack written to the temporary file packTmp (fsynced when it was
+// closed) and its index idx in place, in git's order: the index is written to a temporary
+// file and fsynced; then the pack is renamed into place, then the index, each rename
+// followed by an fsync of the directory. It returns the pack's name.
+func (r *Repo) installPack(fsys *gitFS, packTmp string, idx []byte, sum Hash) (string, error) {
+	dir := filepath.Join("objects", "pack")
+	fail := func(err error) (string, error) { return "", fmt.Errorf("pack %s: %w", r.GitDir, err) }
 	index, err := fsys.TempFile(dir, "tmp_idx_")
 	if err != nil {
 		return fail(err)
@@ -178,7 +456,7 @@ func (r *Repo) writePack(src storer.EncodedObjectStorer, objs []Hash) (string, e
 		return fail(err)
 	}
 	name := "pack-" + sum.String()
-	if err := fsys.Rename(pack.Name(), filepath.Join(dir, name+".pack")); err != nil {
+	if err := fsys.Rename(packTmp, filepath.Join(dir, name+".pack")); err != nil {
 		return fail(err)
 	}
 	if err := fsys.syncDirs(); err != nil {
@@ -219,46 +497,6 @@ func indexPack(f io.ReadSeeker) ([]byte, error) {
 		return nil, err
 	}
 	return b.Bytes(), nil
-}
-
-// mergePacks writes every packed object into one new pack and removes the old packs (not
-// one that a .keep file protects). Nothing is dropped: unreachable objects are gc's to
-// prune, after their grace period.
-func (r *Repo) mergePacks(old []string) error {
-	s := r.reader().storage
-	iter, err := s.IterEncodedObjects(plumbing.AnyObject)
-	if err != nil {
-		return err
-	}
-	// An object can be in two packs (a restore writes an old version again, loose, and
-	// a later pack takes it): each goes into the merged pack once, or git would find the
-	// pack claiming more objects than its index.
-	var all []Hash
-	seen := map[Hash]bool{}
-	err = iter.ForEach(func(o plumbing.EncodedObject) error {
-		if h := o.Hash(); !seen[h] {
-			seen[h] = true
-			all = append(all, h)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	merged, err := r.writePack(s, all)
-	if err != nil {
-		return err
-	}
-	for _, p := range old {
-		if p == merged || r.packKept(p) {
-			continue
-		}
-		if err := r.removePack(p); err != nil {
-			return err
-		}
-	}
-	r.Reset()
-	return nil
 }
 
 // packKept reports whether a .keep file protects a pack from deletion, as in git.

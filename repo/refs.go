@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -380,5 +381,115 @@ func (st *Store) replaceRef(gitDir, name string, old []byte, h Hash, msg string)
 		return fmt.Errorf("update %s: %w", name, err)
 	}
 	st.appendReflog(gitDir, refUpdate{name: name, old: ZeroHash, new: h, msg: msg}, st.Opts.Author)
+	return nil
+}
+
+// SetRefs points each ref of refs at its hash (ZeroHash deletes it), whatever it held, as
+// SetRef does, but writes every ref that has no loose file in one update of packed-refs:
+// packed-refs.lock taken once, the file rewritten with the new values (sorted, as git
+// writes it) and renamed into place, then one reflog entry per ref changed, appended to
+// its reflog as SetRef's are. A ref with a loose file is moved by SetRef (its own lock
+// file), since the loose file would hide the packed value. A push or pull of a thousand
+// sessions thus writes one file for their refs, not a thousand lock files. The caller holds
+// the repository's exclusive lock.
+func (r *Repo) SetRefs(refs map[string]Hash, msg string) error {
+	names := make([]string, 0, len(refs))
+	for name := range refs {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var packed []string
+	for _, name := range names {
+		if !strings.HasPrefix(name, "refs/") || strings.Contains(name, "..") {
+			return fmt.Errorf("update %s: not a ref name", name)
+		}
+		if _, err := os.Lstat(filepath.Join(r.GitDir, filepath.FromSlash(name))); err == nil {
+			if err := r.SetRef(name, refs[name]); err != nil {
+				return err
+			}
+			continue
+		}
+		packed = append(packed, name)
+	}
+	if len(packed) == 0 {
+		return nil
+	}
+	st := r.store
+	path := filepath.Join(r.GitDir, "packed-refs")
+	f, err := createLockFile(path+".lock", time.Now().Add(st.Opts.LockTimeout))
+	if err != nil {
+		return fmt.Errorf("update packed-refs: %w", err)
+	}
+	old, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	// Each ref's line and the peeled line (^hash) that may follow it.
+	cur := map[string]string{}
+	was := map[string]Hash{}
+	var last string
+	header := "# pack-refs with: peeled fully-peeled sorted \n"
+	for _, l := range strings.SplitAfter(string(old), "\n") {
+		switch {
+		case strings.HasPrefix(l, "# pack-refs with:"):
+			// Its traits stay true (refs are only added pointing at what they point at
+			// now, no peeled line needed for a commit); "sorted" becomes true.
+			if header = strings.TrimSuffix(l, "\n"); !strings.Contains(header+" ", " sorted ") {
+				header += " sorted "
+			}
+			header += "\n"
+		case l == "" || strings.HasPrefix(l, "#"):
+		case strings.HasPrefix(l, "^"):
+			if last != "" {
+				cur[last] += l
+			}
+		default:
+			h, n, ok := strings.Cut(strings.TrimSuffix(l, "\n"), " ")
+			if !ok || !plumbing.IsHash(h) {
+				last = ""
+				continue
+			}
+			last = n
+			cur[n], was[n] = h+" "+n+"\n", plumbing.NewHash(h)
+		}
+	}
+	var changed []refUpdate
+	for _, name := range packed {
+		h := refs[name]
+		if was[name] == h {
+			continue
+		}
+		changed = append(changed, refUpdate{name: name, old: was[name], new: h, msg: msg})
+		if h == ZeroHash {
+			delete(cur, name)
+		} else {
+			cur[name] = h.String() + " " + name + "\n"
+		}
+	}
+	if len(changed) == 0 {
+		f.Close()
+		os.Remove(f.Name())
+		return nil
+	}
+	all := make([]string, 0, len(cur))
+	for name := range cur {
+		all = append(all, name)
+	}
+	sort.Strings(all)
+	var b bytes.Buffer
+	b.WriteString(header)
+	for _, name := range all {
+		b.WriteString(cur[name])
+	}
+	if err := commitLockFile(f, path, b.Bytes(), st.Opts.Fsync); err != nil {
+		return fmt.Errorf("update packed-refs: %w", err)
+	}
+	for _, u := range changed {
+		if u.new != ZeroHash {
+			st.appendReflog(r.GitDir, u, st.Opts.Author)
+		}
+	}
 	return nil
 }

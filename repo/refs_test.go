@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/ckpt-dev/ckpt/internal/gittest"
 )
 
 // threeCommits is a session with three commits on main, all loose objects.
@@ -125,5 +127,74 @@ func TestFirstCommitCutShort(t *testing.T) {
 		if lost := errors.Is(err, ErrLostRef); lost != tc.lost || (!lost && (err != nil || h != ZeroHash)) {
 			t.Errorf("%d commit(s): Head = %s %v, want lost=%v", tc.commits, short(h), err, tc.lost)
 		}
+	}
+}
+
+// TestSetRefs: refs moved together land in packed-refs (a loose one is moved in place),
+// deleted ones leave it, peeled lines of untouched refs stay, each moved ref gets one
+// reflog entry, and git reads every ref as ckpt does.
+func TestSetRefs(t *testing.T) {
+	r, hs := threeCommits(t)
+	st := r.store
+	tr, err := st.Transport()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := CopyHistory(r, tr, hs[2]); err != nil {
+		t.Fatal(err)
+	}
+	// A packed-refs that git wrote: a ref with a peeled line, and one ckpt will delete.
+	if err := os.WriteFile(filepath.Join(tr.GitDir, "packed-refs"), []byte("# pack-refs with: peeled fully-peeled sorted \n"+
+		hs[0].String()+" refs/heads/sessions/gone\n"+hs[1].String()+" refs/heads/sessions/kept\n^"+hs[1].String()+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.SetRef("refs/heads/sessions/loose", hs[0]); err != nil { // a loose ref
+		t.Fatal(err)
+	}
+	up := map[string]Hash{
+		"refs/heads/sessions/gone":  ZeroHash,
+		"refs/heads/sessions/loose": hs[2],
+		"refs/heads/sessions/new":   hs[2],
+		"refs/remotes/o/sessions/a": hs[1],
+		"refs/heads/sessions/same":  ZeroHash, // absent and stays so
+	}
+	if err := tr.SetRefs(up, "ckpt transport"); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]Hash{"refs/heads/sessions/kept": hs[1], "refs/heads/sessions/loose": hs[2], "refs/heads/sessions/new": hs[2], "refs/remotes/o/sessions/a": hs[1]}
+	got, err := tr.Refs("refs/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("ckpt reads %v, want %v", got, want)
+	}
+	git := map[string]Hash{}
+	for _, l := range strings.Split(strings.TrimSpace(gittest.Git(t, tr.GitDir, "for-each-ref", "--format=%(objectname) %(refname)")), "\n") {
+		h, n, _ := strings.Cut(l, " ")
+		git[n] = plumbing.NewHash(h)
+	}
+	if fmt.Sprint(git) != fmt.Sprint(want) {
+		t.Errorf("git reads %v, want %v", git, want)
+	}
+	packed, _ := os.ReadFile(filepath.Join(tr.GitDir, "packed-refs"))
+	if !strings.Contains(string(packed), hs[1].String()+" refs/heads/sessions/kept\n^"+hs[1].String()+"\n") || strings.Contains(string(packed), "sessions/gone") || strings.Contains(string(packed), "sessions/loose") {
+		t.Errorf("packed-refs:\n%s", packed)
+	}
+	for name, n := range map[string]int{"refs/heads/sessions/new": 1, "refs/remotes/o/sessions/a": 1, "refs/heads/sessions/loose": 2} {
+		if es := readReflog(tr.GitDir, "logs/"+name); len(es) != n || es[len(es)-1].New != up[name] {
+			t.Errorf("reflog of %s: %+v, want %d entries ending at %s", name, es, n, up[name])
+		}
+	}
+	// Nothing to do: packed-refs is not rewritten.
+	fi, _ := os.Stat(filepath.Join(tr.GitDir, "packed-refs"))
+	if err := tr.SetRefs(map[string]Hash{"refs/heads/sessions/new": hs[2]}, "again"); err != nil {
+		t.Fatal(err)
+	}
+	if fi2, _ := os.Stat(filepath.Join(tr.GitDir, "packed-refs")); !os.SameFile(fi, fi2) {
+		t.Error("packed-refs rewritten with nothing changed")
+	}
+	if err := tr.SetRefs(map[string]Hash{"HEAD": hs[0]}, "x"); err == nil {
+		t.Error("SetRefs took HEAD")
 	}
 }

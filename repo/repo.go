@@ -18,9 +18,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -49,14 +47,31 @@ var ZeroHash = plumbing.ZeroHash
 // SessionID is a validated session id.
 type SessionID string
 
-var sessionIDPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`) })
+// idName reports whether s is 1 to max of A-Z a-z 0-9 . _ - starting with a letter or
+// digit: a session id (max 128), a spill file's topic. Checked by hand: the regular
+// expression it replaces took longer to compile than a commit takes to hash its files.
+func idName(s string, max int) bool {
+	if len(s) == 0 || len(s) > max || !isAlnum(s[0]) {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if c := s[i]; !isAlnum(c) && c != '.' && c != '_' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
 
 // ParseSessionID validates s: [A-Za-z0-9][A-Za-z0-9._-]{0,127}, and a valid git ref
 // component (git check-ref-format), because a session travels as the branch
 // sessions/<id>: no "..", no trailing ".", no ".lock" suffix in any case (on a
 // case-insensitive file system x.LOCK would be the lock file of ref x).
 func ParseSessionID(s string) (SessionID, error) {
-	if !sessionIDPattern().MatchString(s) {
+	if !idName(s, 128) {
 		return "", fmt.Errorf("%w %s: want 1 to 128 of A-Z a-z 0-9 . _ - starting with a letter or digit", ErrInvalidSession, shownID(s))
 	}
 	switch {
@@ -157,16 +172,41 @@ func (st *Store) KnowledgeDir() string { return filepath.Join(st.Home, "knowledg
 
 // trackedName says which work-tree files a repository versions: any Markdown file at the
 // top of its work tree (checkpoint.md, notes.md, checkpoint-<topic>.md, MEMORY.md, an
-// agent's memory files such as session-checkpoint.md). Plain ASCII, starting with a letter,
-// digit or "_", so that no name is hidden, an alias of .git or a path.
-var trackedName = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._+-]{0,124}\.md$`)
-})
+// agent's memory files such as session-checkpoint.md): ^[A-Za-z0-9_][A-Za-z0-9._+-]{0,124}\.md$.
+// Plain ASCII, starting with a letter, digit or "_", so that no name is hidden, an alias of
+// .git or a path. Checked by hand, as idName is.
+func trackedName(name string) bool {
+	stem, ok := strings.CutSuffix(name, ".md")
+	if !ok || len(stem) == 0 || len(stem) > 125 || !isAlnum(stem[0]) && stem[0] != '_' {
+		return false
+	}
+	for i := 1; i < len(stem); i++ {
+		if c := stem[i]; !isAlnum(c) && !strings.ContainsRune("._+-", rune(c)) {
+			return false
+		}
+	}
+	return true
+}
 
-// deviceName matches the names Windows keeps for devices, whatever the extension.
-var deviceName = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?i)^(con|prn|aux|nul|com[0-9]|lpt[0-9])\.`)
-})
+// deviceName reports whether name is one Windows keeps for devices, whatever the extension:
+// (?i)^(con|prn|aux|nul|com[0-9]|lpt[0-9])\.
+func deviceName(name string) bool {
+	dev, _, ok := strings.Cut(name, ".")
+	if !ok {
+		return false
+	}
+	switch strings.ToLower(dev) {
+	case "con", "prn", "aux", "nul":
+		return true
+	}
+	if len(dev) == 4 && dev[3] >= '0' && dev[3] <= '9' {
+		switch strings.ToLower(dev[:3]) {
+		case "com", "lpt":
+			return true
+		}
+	}
+	return false
+}
 
 // ownNames are the files ckpt itself writes: another spelling of one (CHECKPOINT.md) would
 // be the same file on a case-insensitive file system, so it is refused.
@@ -179,7 +219,7 @@ func ValidFileName(name string) error {
 			return fmt.Errorf("%w: %q (another spelling of %s)", ErrInvalidName, name, own)
 		}
 	}
-	if !trackedName().MatchString(name) || deviceName().MatchString(name) {
+	if !trackedName(name) || deviceName(name) {
 		return fmt.Errorf("%w: %q (want a Markdown file name such as checkpoint.md: letters, digits, . _ + -, ending in .md)", ErrInvalidName, name)
 	}
 	return nil

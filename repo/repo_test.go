@@ -3,8 +3,11 @@ package repo
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -293,8 +296,19 @@ func TestPack(t *testing.T) {
 	if len(packs) == 0 {
 		t.Fatal("no pack written")
 	}
-	if len(packs) > maxPacks {
-		t.Errorf("%d packs, want at most %d", len(packs), maxPacks)
+	// The packs form the geometric progression: each at least twice the one below it.
+	var counts []uint32
+	for _, p := range r.reader().objs.packList(true) {
+		if err := p.open(); err != nil {
+			t.Fatal(err)
+		}
+		counts = append(counts, p.n)
+	}
+	slices.Sort(counts)
+	for i := 1; i < len(counts); i++ {
+		if counts[i] < geometricFactor*counts[i-1] {
+			t.Errorf("packs of %v objects: not a geometric progression", counts)
+		}
 	}
 	loose, _ := r.looseObjects()
 	if len(loose) >= 3*300 {
@@ -350,4 +364,38 @@ func TestRefLockHeldByGit(t *testing.T) {
 	os.Remove(lock)
 	gittest.Fsck(t, r.Dir)
 	gittest.Clean(t, r.Dir)
+}
+
+// TestNameChecksAgreeWithPatterns: the hand-written checks of session ids and file names
+// accept exactly what the patterns in their documentation accept.
+func TestNameChecksAgreeWithPatterns(t *testing.T) {
+	id := regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+	file := regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._+-]{0,124}\.md$`)
+	device := regexp.MustCompile(`(?i)^(con|prn|aux|nul|com[0-9]|lpt[0-9])\.`)
+	rev := regexp.MustCompile(`^(?:refs/ckpt/)?rejected/(\d+)$`)
+	alphabet := []string{"a", "Z", "0", "9", ".", "_", "-", "+", "/", " ", "é", "\x00", "md", "checkpoint", "notes", "rejected", "refs/ckpt/", "MEMORY", "knowledge-graph", "CoN", "nul", "Lpt", "com", "aux"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	cases := []string{"", "checkpoint-.md", "checkpoint-a.md", "checkpoint-.a.md", "checkpoint-a.md.md", "rejected/", "rejected/12", "refs/ckpt/rejected/3", "rejected/1a", strings.Repeat("a", 128), strings.Repeat("a", 129), strings.Repeat("a", 125) + ".md", strings.Repeat("a", 126) + ".md", "_.md", ".md", "COM1.md", "lpt9.x.md", "com.md", "com10.md", "prn"}
+	for range 20000 {
+		var b strings.Builder
+		for range rng.IntN(6) {
+			b.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		cases = append(cases, b.String(), "checkpoint-"+b.String()+".md", "rejected/"+b.String())
+	}
+	for _, s := range cases {
+		if got, want := idName(s, 128), id.MatchString(s); got != want {
+			t.Errorf("idName(%q) = %v, the pattern says %v", s, got, want)
+		}
+		if got, want := trackedName(s), file.MatchString(s); got != want {
+			t.Errorf("trackedName(%q) = %v, the pattern says %v", s, got, want)
+		}
+		if got, want := deviceName(s), device.MatchString(s); got != want {
+			t.Errorf("deviceName(%q) = %v, the pattern says %v", s, got, want)
+		}
+		n, got := rejectedRev(s)
+		if m := rev.FindStringSubmatch(s); (m != nil) != got || (got && m[1] != n) {
+			t.Errorf("rejectedRev(%q) = %q %v, the pattern says %v", s, n, got, m)
+		}
+	}
 }

@@ -11,12 +11,14 @@ import (
 	"strings"
 
 	"github.com/go-git/go-billy/v5/util"
-	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	format "github.com/go-git/go-git/v5/plumbing/format/config"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 )
+
+// errRepositoryExists refuses to initialise over an existing git directory.
+var errRepositoryExists = errors.New("repository already exists")
 
 // KnowledgeLock is the lock name of the knowledge repository. Session ids cannot start with
 // a dot, so it never collides with a session's.
@@ -256,12 +258,16 @@ func (st *Store) makeRepo(dir string, spec repoSpec, fill func(*Repo) error) (er
 func (st *Store) initGitDir(gitDir string, spec repoSpec) error {
 	fsys := newGitFS(gitDir, st.Opts.Fsync)
 	s := filesystem.NewStorage(fsys, cache.NewObjectLRUDefault())
-	_, err := git.InitWithOptions(s, nil, git.InitOptions{DefaultBranch: plumbing.ReferenceName(spec.head)})
-	if errors.Is(err, git.ErrRepositoryAlreadyExists) && spec.inPlace {
-		// A HEAD left by an adoption a crash cut short: point it where it belongs.
-		err = s.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, plumbing.ReferenceName(spec.head)))
+	// What git.InitWithOptions does, without the go-git package that links every network
+	// transport into the binary: the layout (objects/, refs/), then HEAD.
+	if err := s.Init(); err != nil {
+		return err
 	}
-	if err != nil {
+	if _, err := s.Reference(plumbing.HEAD); err == nil && !spec.inPlace {
+		return errRepositoryExists
+	}
+	// (A HEAD left by an adoption a crash cut short is pointed where it belongs.)
+	if err := s.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, plumbing.ReferenceName(spec.head))); err != nil {
 		return err
 	}
 	cfg, err := s.Config()

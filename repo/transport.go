@@ -14,11 +14,8 @@ import (
 	"strings"
 	"time"
 
-	git "github.com/go-git/go-git/v5"
-	gitcfg "github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
-	"github.com/go-git/go-git/v5/plumbing/storer"
 
 	"github.com/ckpt-dev/ckpt/internal/hint"
 )
@@ -136,203 +133,221 @@ func CopyHistory(src, dst *Repo, head Hash) (int, error) {
 }
 
 // Copier copies histories from any number of repositories into one new pack of dst: a push
-// of a thousand sessions writes one pack into the transport, not a thousand. The pack is
-// written by go-git's encoder, whose delta selection stores each version of a file (and
-// each tree) as a delta against a similar one (writePack); each commit is stored as a delta
-// against its first parent (sources.DeltaObject).
+// of a thousand sessions writes one pack into the transport, not a thousand. An object a
+// source holds in a pack is copied as it is stored there (packWriter.copyEntry): its
+// compressed bytes, and its delta when the delta's base travels in the same pack. Any
+// other object (loose, or a delta against an object that does not travel) is stored as a
+// delta against the same file's version in the first parent (the parent's tree, the
+// parent commit) when that travels too and the delta is small, else whole; chains stay
+// under maxPackDepth. The pack never names a base outside itself.
 type Copier struct {
-	dst  *Repo
-	objs sources
+	dst *Repo
+	pw  *packWriter // started by the first object copied
 	// trees are the trees and commits in the pack, which no tree entry may name as a file.
 	trees map[Hash]bool
+	depth map[Hash]int  // delta chain length of each object written
+	busy  map[Hash]bool // objects emit is writing, waiting for their bases
+	loose map[Hash]bool // dst's loose objects (has)
 }
 
 // NewCopier starts a pack in dst.
 func NewCopier(dst *Repo) *Copier {
-	return &Copier{dst: dst, objs: sources{from: map[Hash]storer.EncodedObjectStorer{}, base: map[Hash]Hash{}, depth: map[Hash]int{}}, trees: map[Hash]bool{}}
+	return &Copier{dst: dst, trees: map[Hash]bool{}, depth: map[Hash]int{}, busy: map[Hash]bool{}}
+}
+
+// copied reports whether the pack being written holds h.
+func (cp *Copier) copied(h Hash) bool { return cp.pw != nil && cp.pw.has(h) }
+
+// has reports whether dst holds h, or the pack being written does. dst's loose objects
+// are listed once (the caller holds dst's lock: nobody else adds or packs any meanwhile).
+func (cp *Copier) has(h Hash) bool {
+	if cp.copied(h) {
+		return true
+	}
+	objs := cp.dst.reader().objs
+	if cp.loose == nil {
+		cp.loose = objs.looseSet()
+	}
+	return cp.loose[h] || objs.hasPacked(h)
 }
 
 // Copy adds the history of head in src that dst lacks. Every commit and tree is checked
-// on the way (treecheck.go) and every tree entry must be a blob: a refusal leaves dst as it
-// was, once the caller aborts the pack.
+// on the way (treecheck.go) and every tree entry must be a blob, before any object of it is
+// written: a refusal leaves dst as it was, once the caller aborts the pack.
 func (cp *Copier) Copy(src *Repo, head Hash) error {
-	dst, g := cp.dst, src.reader()
-	have := func(h Hash) bool { return cp.objs.from[h] != nil || dst.has(h) }
+	g := src.reader()
+	have := cp.has
 	order, err := g.newHistory(head, have)
 	if err != nil {
 		return err
 	}
+	// What travels, in order (parents before children), each with the object it may be
+	// a delta of: its version in the first parent.
+	var send []Hash
+	hint := map[Hash]Hash{}
+	add := func(h, like Hash) {
+		if _, ok := hint[h]; ok || have(h) {
+			return
+		}
+		hint[h] = like
+		send = append(send, h)
+	}
+	files := map[Hash]map[string]Hash{} // commit -> its files, for its children's hints
 	for _, c := range order {
 		entries, err := g.checkedTree(c)
 		if err != nil {
 			return err
 		}
+		var parentTree Hash
+		var parentFiles map[string]Hash
+		if len(c.parents) > 0 {
+			if pf, ok := files[c.parents[0]]; ok {
+				parentFiles = pf
+				parentTree = files[c.parents[0]][""]
+			} else if pc, err := g.commitObject(c.parents[0], c.hash); err == nil {
+				parentTree = pc.tree
+				if pe, err := g.tree(pc.tree); err == nil {
+					parentFiles = map[string]Hash{}
+					for _, e := range pe {
+						parentFiles[e.name] = e.hash
+					}
+				}
+			}
+		}
+		mine := make(map[string]Hash, len(entries)+1)
+		mine[""] = c.tree
 		for _, e := range entries {
+			mine[e.name] = e.hash
 			if cp.trees[e.hash] {
 				return notBlob(c.hash, e, plumbing.TreeObject)
 			}
-			if have(e.hash) {
+			if _, ok := hint[e.hash]; ok || have(e.hash) {
 				continue
 			}
-			o, err := g.storage.EncodedObject(plumbing.AnyObject, e.hash)
+			typ, _, err := g.objs.info(e.hash)
 			if err != nil {
 				return fmt.Errorf("copy object %s: %w", short(e.hash), err)
 			}
-			if o.Type() != plumbing.BlobObject {
-				return notBlob(c.hash, e, o.Type())
+			if typ != plumbing.BlobObject {
+				return notBlob(c.hash, e, typ)
 			}
-			cp.objs.add(e.hash, g.storage)
+			add(e.hash, parentFiles[e.name])
 		}
+		files[c.hash] = mine
 		if !have(c.tree) {
-			cp.objs.add(c.tree, g.storage)
 			cp.trees[c.tree] = true
 		}
+		add(c.tree, parentTree)
 		if !have(c.hash) {
-			first := ZeroHash
-			if len(c.parents) > 0 {
-				first = c.parents[0]
-			}
-			cp.objs.addCommit(c.hash, first, g.storage)
 			cp.trees[c.hash] = true
+		}
+		first := ZeroHash
+		if len(c.parents) > 0 {
+			first = c.parents[0]
+		}
+		add(c.hash, first)
+	}
+	if len(send) == 0 {
+		return nil
+	}
+	if cp.pw == nil {
+		if cp.pw, err = cp.dst.newPackWriter(-1); err != nil {
+			return err
+		}
+	}
+	travels := func(h Hash) bool { _, ok := hint[h]; return ok && h != ZeroHash }
+	for _, h := range send {
+		if err := cp.emit(g.objs, h, hint, travels, 0); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// emit writes object h of src into the pack, after the base it is to be a delta of. A base
+// that is itself waiting for h (an older version stored as a delta of a newer one, whose
+// hint is the older) is not waited for: h is then stored another way.
+func (cp *Copier) emit(src *objectReader, h Hash, hint map[Hash]Hash, travels func(Hash) bool, level int) error {
+	if cp.copied(h) {
+		return nil
+	}
+	if level > maxDeltaChain {
+		return fmt.Errorf("copy object %s: %w: delta chain too long", short(h), errCorruptPack)
+	}
+	cp.busy[h] = true
+	defer delete(cp.busy, h)
+	waits := func(b Hash) bool { return !cp.busy[b] && travels(b) }
+	pw := cp.pw
+	if p, off, ok := src.locate(h); ok {
+		e, err := p.header(off)
+		if err != nil {
+			return err
+		}
+		base, isDelta := p.baseOf(e)
+		if !isDelta {
+			cp.depth[h] = 0
+			return pw.copyEntry(h, p, off, ZeroHash)
+		}
+		if !cp.copied(base) && waits(base) {
+			if err := cp.emit(src, base, hint, travels, level+1); err != nil {
+				return err
+			}
+		}
+		if cp.copied(base) {
+			cp.depth[h] = cp.depth[base] + 1
+			return pw.copyEntry(h, p, off, base)
+		}
+	}
+	typ, data, err := src.read(h)
+	if err != nil {
+		return fmt.Errorf("copy object %s: %w", short(h), err)
+	}
+	if like := hint[h]; like != ZeroHash && like != h && waits(like) {
+		if !cp.copied(like) {
+			if err := cp.emit(src, like, hint, travels, level+1); err != nil {
+				return err
+			}
+		}
+		if d := cp.depth[like] + 1; cp.copied(like) && d <= maxPackDepth {
+			if _, old, err := src.read(like); err == nil {
+				if delta := packfile.DiffDelta(old, data); len(delta) < len(data)*3/4 {
+					cp.depth[h] = d
+					return pw.writeDelta(h, like, delta)
+				}
+			}
+		}
+	}
+	cp.depth[h] = 0
+	return pw.writeWhole(h, typ, data)
 }
 
 func notBlob(commit Hash, e rawEntry, typ plumbing.ObjectType) error {
 	return &TreeError{Commit: commit, Entry: e.name, HasEntry: true, Problem: fmt.Sprintf("%s is a %s, not a blob", short(e.hash), typ)}
 }
 
-// Finish writes the pack and its index (nothing when no object was copied) and returns the
-// number of objects copied.
+// Finish completes the pack and its index (nothing when no object was copied) and returns
+// the number of objects copied.
 func (cp *Copier) Finish() (int, error) {
-	n := len(cp.objs.order)
-	if _, err := cp.dst.writePack(&cp.objs, cp.objs.order); err != nil {
+	if cp.pw == nil {
+		return 0, nil
+	}
+	n := int(cp.pw.n)
+	_, err := cp.pw.finish()
+	cp.pw = nil
+	if err != nil {
 		return 0, fmt.Errorf("write pack in %s: %w", cp.dst.GitDir, err)
 	}
 	cp.dst.Reset()
 	return n, nil
 }
 
-// Abort drops the pack being assembled: nothing was written yet.
-func (cp *Copier) Abort() { cp.objs = sources{} }
-
-// sources is the object storer go-git's pack encoder reads a Copier's objects from: each
-// object from the repository it was found in.
-type sources struct {
-	from  map[Hash]storer.EncodedObjectStorer
-	order []Hash
-	// base is the commit each commit is stored as a delta against, depth the length of
-	// its chain (see addCommit).
-	base  map[Hash]Hash
-	depth map[Hash]int
-}
-
-// maxDeltaDepth bounds a chain of commit deltas, as git's pack.depth (and go-git's delta
-// selection) bound every chain: reading an object costs one step per link.
-const maxDeltaDepth = 50
-
-func (s *sources) add(h Hash, from storer.EncodedObjectStorer) {
-	s.from[h] = from
-	s.order = append(s.order, h)
-}
-
-// addCommit adds commit h, whose first parent is parent. go-git's delta selection tries
-// deltas for blobs and trees only, but git also stores a commit as a delta against a similar
-// one, which in a session's history (long messages that differ in a few words) is a third of
-// a pack. So a commit whose first parent travels in the same pack, in a chain shorter than
-// maxDeltaDepth, is offered to the encoder as a delta against it (DeltaObject).
-func (s *sources) addCommit(h, parent Hash, from storer.EncodedObjectStorer) {
-	s.add(h, from)
-	if d, ok := s.depth[parent]; ok && parent != ZeroHash && d+1 < maxDeltaDepth {
-		s.base[h], s.depth[h] = parent, d+1
-		return
+// Abort drops the pack being assembled.
+func (cp *Copier) Abort() {
+	if cp.pw != nil {
+		cp.pw.abort()
+		cp.pw = nil
 	}
-	s.depth[h] = 0
 }
-
-func (s *sources) EncodedObject(t plumbing.ObjectType, h Hash) (plumbing.EncodedObject, error) {
-	src, ok := s.from[h]
-	if !ok {
-		return nil, plumbing.ErrObjectNotFound
-	}
-	return src.EncodedObject(t, h)
-}
-
-// DeltaObject is how go-git's encoder asks for an object as it may be stored: a commit
-// with a base (addCommit) as a delta made by go-git's packfile.GetDelta; any other object
-// as its source holds it, so that a delta a source's pack holds already is reused when its
-// base travels too.
-func (s *sources) DeltaObject(t plumbing.ObjectType, h Hash) (plumbing.EncodedObject, error) {
-	src, ok := s.from[h]
-	if !ok {
-		return nil, plumbing.ErrObjectNotFound
-	}
-	if base, ok := s.base[h]; ok {
-		return s.commitDelta(h, base)
-	}
-	if d, ok := src.(storer.DeltaObjectStorer); ok {
-		return d.DeltaObject(t, h)
-	}
-	return src.EncodedObject(t, h)
-}
-
-func (s *sources) commitDelta(h, base Hash) (plumbing.EncodedObject, error) {
-	target, err := s.EncodedObject(plumbing.CommitObject, h)
-	if err != nil {
-		return nil, err
-	}
-	bo, err := s.EncodedObject(plumbing.CommitObject, base)
-	if err != nil {
-		return nil, err
-	}
-	d, err := packfile.GetDelta(bo, target)
-	if err != nil {
-		return nil, err
-	}
-	if d.Size() >= target.Size() {
-		delete(s.base, h)
-		return target, nil
-	}
-	return &deltaObject{EncodedObject: d, base: base, hash: h, size: target.Size()}, nil
-}
-
-// deltaObject is a delta as go-git's encoder takes one (plumbing.DeltaObject).
-type deltaObject struct {
-	plumbing.EncodedObject
-	base, hash Hash
-	size       int64
-}
-
-func (d *deltaObject) BaseHash() Hash    { return d.base }
-func (d *deltaObject) ActualHash() Hash  { return d.hash }
-func (d *deltaObject) ActualSize() int64 { return d.size }
-
-func (s *sources) HasEncodedObject(h Hash) error {
-	if _, ok := s.from[h]; !ok {
-		return plumbing.ErrObjectNotFound
-	}
-	return nil
-}
-
-func (s *sources) EncodedObjectSize(h Hash) (int64, error) {
-	src, ok := s.from[h]
-	if !ok {
-		return 0, plumbing.ErrObjectNotFound
-	}
-	return src.EncodedObjectSize(h)
-}
-
-var errReadOnly = errors.New("read-only object source")
-
-func (s *sources) NewEncodedObject() plumbing.EncodedObject { return &plumbing.MemoryObject{} }
-func (s *sources) SetEncodedObject(plumbing.EncodedObject) (Hash, error) {
-	return ZeroHash, errReadOnly
-}
-func (s *sources) IterEncodedObjects(plumbing.ObjectType) (storer.EncodedObjectIter, error) {
-	return nil, errReadOnly
-}
-func (s *sources) AddAlternate(string) error { return errReadOnly }
 
 // FileHashes returns the blob ids of a commit's files, without reading them.
 func (r *Repo) FileHashes(h Hash) (map[string]Hash, error) { return r.reader().fileHashes(h) }
@@ -576,8 +591,15 @@ func NewGitNetwork(mode string, progress io.Writer) (*GitNetwork, error) {
 	default:
 		return nil, fmt.Errorf("remote.git = %q: want auto, system or go-git", mode)
 	}
+	if n.Git == "" && !goGitBuilt {
+		return nil, ErrGoGitElsewhere
+	}
 	return n, nil
 }
+
+// ErrGoGitElsewhere says that the network must go through go-git's transports, which this
+// build of ckpt leaves out (the ckpt_lean build tag): the command is for the full build.
+var ErrGoGitElsewhere = errors.New("go-git's network transports are not in this build of ckpt")
 
 // clearStaleLocks removes the `.lock` files a git process killed in the transport
 // repository left behind (on its refs, packed-refs, HEAD, config, shallow), which would
@@ -628,21 +650,7 @@ func (n *GitNetwork) Fetch(t *Repo, url string, refspecs []string) error {
 		}
 		return err
 	}
-	specs := make([]gitcfg.RefSpec, len(refspecs))
-	for i, s := range refspecs {
-		specs[i] = gitcfg.RefSpec(s)
-	}
-	rem := git.NewRemote(t.reader().storage, &gitcfg.RemoteConfig{Name: "ckpt", URLs: []string{url}})
-	err := rem.Fetch(&git.FetchOptions{RemoteName: "ckpt", RefSpecs: specs, Tags: git.NoTags, Prune: true, Progress: n.Progress})
-	if errors.Is(err, git.NoErrAlreadyUpToDate) {
-		return nil
-	}
-	if err != nil && strings.Contains(err.Error(), "couldn't find remote ref") {
-		return nil // an empty remote
-	}
-	if err != nil && strings.Contains(err.Error(), "remote repository is empty") {
-		return nil
-	}
+	err := goGitFetch(t.reader().storage, url, refspecs, n.Progress)
 	t.Reset()
 	return err
 }
@@ -660,19 +668,7 @@ func (n *GitNetwork) Push(t *Repo, url string, refspecs []string) error {
 		}
 		return err
 	}
-	specs := make([]gitcfg.RefSpec, len(refspecs))
-	for i, s := range refspecs {
-		specs[i] = gitcfg.RefSpec(s)
-	}
-	rem := git.NewRemote(t.reader().storage, &gitcfg.RemoteConfig{Name: "ckpt", URLs: []string{url}})
-	err := rem.Push(&git.PushOptions{RemoteName: "ckpt", RefSpecs: specs, Progress: n.Progress})
-	if errors.Is(err, git.NoErrAlreadyUpToDate) {
-		return nil
-	}
-	if err != nil && strings.Contains(err.Error(), "non-fast-forward") {
-		return hint.New(ErrRejectedPush, "ckpt pull first, then push again")
-	}
-	return err
+	return goGitPush(t.reader().storage, url, refspecs, n.Progress)
 }
 
 func (n *GitNetwork) run(t *Repo, args []string) error {

@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"os"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/ckpt-dev/ckpt/repo"
@@ -43,7 +44,8 @@ const (
 	recordSize   = 24
 )
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// castagnoli is made when first used: every ckpt process would otherwise build it at start.
+var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 // errCorrupt means an index file cannot be trusted; it is rebuilt.
 var errCorrupt = errors.New("corrupt index")
@@ -149,7 +151,7 @@ func readFolded(f *os.File, buf *[]byte) (*index, error) {
 		return nil, errCorrupt
 	}
 	ix := &index{header: h, folded: *buf}
-	if crc32.Checksum(ix.folded, castagnoli) != h.crcFolded ||
+	if crc32.Checksum(ix.folded, castagnoli()) != h.crcFolded ||
 		h.foldedLen > 0 && ix.folded[h.foldedLen-1] != '\n' {
 		return nil, errCorrupt
 	}
@@ -181,7 +183,7 @@ func (ix *index) loadRest() error {
 }
 
 func (ix *index) splitRest(b []byte) error {
-	if crc32.Checksum(b, castagnoli) != ix.crcRest {
+	if crc32.Checksum(b, castagnoli()) != ix.crcRest {
 		return errCorrupt
 	}
 	cut := func(n int) []byte { s := b[:n]; b = b[n:]; return s }
@@ -212,7 +214,7 @@ func parseIndex(b []byte) (*index, error) {
 		return nil, err
 	}
 	ix := &index{header: h, folded: b[headerSize : headerSize+h.foldedLen]}
-	if crc32.Checksum(ix.folded, castagnoli) != h.crcFolded ||
+	if crc32.Checksum(ix.folded, castagnoli()) != h.crcFolded ||
 		h.foldedLen > 0 && ix.folded[h.foldedLen-1] != '\n' {
 		return nil, errCorrupt
 	}
@@ -394,7 +396,7 @@ func (b *builder) bytes(head repo.Hash) ([]byte, error) {
 	out = append(out, strs...)
 	out = append(out, b.records...)
 	out = append(out, b.lines...)
-	le.PutUint32(out[56:], crc32.Checksum(out[headerSize:rest], castagnoli))
-	le.PutUint32(out[60:], crc32.Checksum(out[rest:], castagnoli))
+	le.PutUint32(out[56:], crc32.Checksum(out[headerSize:rest], castagnoli()))
+	le.PutUint32(out[60:], crc32.Checksum(out[rest:], castagnoli()))
 	return out, nil
 }

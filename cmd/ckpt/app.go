@@ -106,6 +106,10 @@ func Main(args []string, env *Env) int {
 	if err == nil {
 		return exitOK
 	}
+	if errors.Is(err, errFullBuild) || errors.Is(err, repo.ErrGoGitElsewhere) {
+		// Nothing was written yet: the full build does the whole command (fullbuild.go).
+		return runFullBuild(args, env)
+	}
 	var silent silentExit
 	if errors.As(err, &silent) {
 		return int(silent)

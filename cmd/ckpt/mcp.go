@@ -1,3 +1,5 @@
+//go:build !ckpt_lean
+
 package main
 
 import (
@@ -14,7 +16,7 @@ import (
 func mcpCommand(env *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "mcp",
-		Usage: "serve the sessions' history to an agent over MCP (stdio)",
+		Usage: mcpUsage,
 		Description: `Runs a Model Context Protocol server on standard input and output, so that an agent can
 recall its own history: what the checkpoint said before the last compaction, when a
 decision or a blocker appeared, what the knowledge graph holds.

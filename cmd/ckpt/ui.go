@@ -1,3 +1,5 @@
+//go:build !ckpt_lean
+
 package main
 
 import (
@@ -18,7 +20,7 @@ import (
 func uiCommand(env *Env) *cli.Command {
 	return &cli.Command{
 		Name:  "ui",
-		Usage: "browse the store's history in a web browser (local, read-only)",
+		Usage: uiUsage,
 		Description: `Serves a read-only history browser: sessions, each session's timeline, a commit's
 checkpoint rendered with its section diffs, one section across time with blame, any two
 revisions compared, the knowledge graph and search. The first line of standard output is

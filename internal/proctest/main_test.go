@@ -14,8 +14,14 @@ import (
 	"github.com/ckpt-dev/ckpt/internal/gittest"
 )
 
-// ckptBin is the binary TestMain built.
+// ckptBin is the binary TestMain built: the lean build, as `make build` makes it.
 var ckptBin string
+
+// The build tags of the two builds (Makefile's LEAN_TAGS and FULL_TAGS).
+const (
+	leanTags = "ckpt_lean,urfave_cli_no_docs"
+	fullTags = "urfave_cli_no_docs"
+)
 
 func TestMain(m *testing.M) { os.Exit(testMain(m)) }
 
@@ -26,12 +32,16 @@ func testMain(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
+	// The two builds `make build` makes: the lean ckpt, and beside it the full build it
+	// hands the web UI, the MCP server and go-git's network to (cmd/ckpt/fullbuild.go).
 	ckptBin = filepath.Join(dir, "ckpt")
-	build := exec.Command("go", "build", "-o", ckptBin, "github.com/ckpt-dev/ckpt/cmd/ckpt")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintf(os.Stderr, "proctest: build ckpt: %v\n", err)
-		return 1
+	for _, b := range []struct{ out, tags string }{{ckptBin, leanTags}, {filepath.Join(dir, "ckpt-full"), fullTags}} {
+		build := exec.Command("go", "build", "-tags", b.tags, "-o", b.out, "github.com/ckpt-dev/ckpt/cmd/ckpt")
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintf(os.Stderr, "proctest: build %s: %v\n", b.out, err)
+			return 1
+		}
 	}
 	return m.Run()
 }

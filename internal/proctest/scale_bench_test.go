@@ -145,44 +145,6 @@ func BenchmarkCronTick1000Idle(b *testing.B) {
 	b.ReportMetric(float64(median(ds).Microseconds())/1000, "median-ms")
 }
 
-// BenchmarkPushClonePull1000x20: 1,000 sessions × 20 commits pushed to a bare repository on
-// local disk, cloned into a new store, then a pull with nothing new. Run with -benchtime 1x:
-// one iteration builds a 20,000-commit store first.
-func BenchmarkPushClonePull1000x20(b *testing.B) {
-	s := newStore(b)
-	bigStore(b, s, 1000, 20, 0, b.TempDir())
-	remote := filepath.Join(b.TempDir(), "remote.git")
-	s.git(b, filepath.Dir(remote), "init", "-q", "--bare", remote)
-	timed(b, s.command(nil, "remote", "add", "origin", remote))
-	var push, clone, pull time.Duration
-	for i := 0; b.Loop(); i++ {
-		b.StopTimer()
-		if i > 0 { // later iterations push into a fresh remote
-			remote = filepath.Join(b.TempDir(), "remote.git")
-			s.git(b, filepath.Dir(remote), "init", "-q", "--bare", remote)
-			timed(b, s.command(nil, "remote", "add", "origin", remote))
-			os.RemoveAll(filepath.Join(s.home, "state", "transport.git"))
-		}
-		b.StartTimer()
-		push = timed(b, s.command(nil, "push"))
-		dest := filepath.Join(b.TempDir(), "clone")
-		clone = timed(b, s.command(nil, "clone", remote, dest))
-		c := &store{home: dest, env: replaceEnv(s.env, "CKPT_HOME", dest)}
-		pull = timed(b, c.command(nil, "pull"))
-		b.StopTimer()
-		if out := c.mustRun(b, nil, "sessions"); strings.Count(out, "\n") != 1000 {
-			b.Fatalf("the clone has %d sessions", strings.Count(out, "\n"))
-		}
-		if n := strings.TrimSpace(c.git(b, c.sessionDir("s0999"), "rev-list", "--count", "HEAD")); n != "21" {
-			b.Fatalf("s0999 has %s commits in the clone, want 21", n)
-		}
-		b.StartTimer()
-	}
-	b.ReportMetric(push.Seconds(), "push-s")
-	b.ReportMetric(clone.Seconds(), "clone-s")
-	b.ReportMetric(pull.Seconds(), "noop-pull-s")
-}
-
 func replaceEnv(env []string, key, value string) []string {
 	out := make([]string, 0, len(env))
 	for _, kv := range env {

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package repo
+
+const oNoatime = 0
