@@ -14,12 +14,12 @@ import (
 
 // Late appends. An agent that opened notes.md before ckpt replaced it can write into the
 // old file after the rename, where nobody would read it. ckpt watches the old file for a
-// moment after replacing it (applyWorkTree), but a writer that comes later, or a kill -9
-// that cuts the watch short, would still lose those bytes. So before it replaces an
-// appendable file, ckpt links the old file into state/late/<lock>/<n>/old, with the work
-// path and the length already taken care of in state/late/<lock>/<n>/to, and leaves the
-// guard there; the next command that takes the lock appends whatever the old file grew
-// past that length to the work file, and removes the guard.
+// moment after replacing it (applyWorkTree), but a kill -9 in that moment would lose what
+// arrives. So before it replaces an appendable file, ckpt links the old file into
+// state/late/<lock>/<n>/old, with the work path and the length already carried over in
+// state/late/<lock>/<n>/to, and removes the guard when the watch ends; after a kill, the
+// next command that takes the lock appends whatever the old file grew past that length to
+// the work file, and removes the guard.
 
 // lateGuard is one replaced file kept for its late appends.
 type lateGuard struct {

@@ -179,6 +179,9 @@ func (r *Repo) applyWorkTree(u WorkTreeUpdate) (*workTreeWrite, error) {
 				}
 			}
 		}
+		// Watched to the end: the guard was for a kill in the middle. It goes now, so that
+		// the replaced bytes (which a redaction may have been removing) do not linger.
+		guard.drop()
 		closeFile(f)
 		undo = append(undo, put(name, saved{old: cur, wrote: data, existed: exists, appendable: appendable}))
 		out.written = append(out.written, name)
@@ -241,8 +244,9 @@ func closeFile(f *os.File) {
 
 // lateAppendWaits is how long after replacing notes.md ckpt looks again at the file it
 // replaced for appends that reached it late: at once, then twice more, 12 ms in all.
-// Appends that come later still (or after a kill cut the watch short) are put back by the
-// next command that takes the lock (lateappend.go).
+// Appends that reach it while a kill -9 cuts the watch short are put back by the next
+// command that takes the lock (lateappend.go); a writer that holds notes.md open across a
+// replacement for longer than the watch is not covered.
 var lateAppendWaits = []time.Duration{0, 2 * time.Millisecond, 10 * time.Millisecond}
 
 // lateAppends returns the bytes past size in an open file that has just been replaced.

@@ -133,10 +133,10 @@ func TestApplyLeavesOtherFiles(t *testing.T) {
 	}
 }
 
-// An append that reaches the replaced notes.md after ckpt stopped watching it (a slow
-// writer, or a kill -9 that cut the watch short) is put back by the next command that takes
-// the session's lock, once.
-func TestLateAppendPutBackByNextLock(t *testing.T) {
+// An append that reaches the replaced notes.md while a kill -9 cuts ckpt's watch short is
+// put back by the next command that takes the session's lock, once; a watch that ends
+// normally leaves no guard behind.
+func TestLateAppendAfterKillPutBackByNextLock(t *testing.T) {
 	r, files := initNotes(t)
 	disk := map[string][]byte{"checkpoint.md": files["checkpoint.md"], "notes.md": files["notes.md"]}
 	agent, err := os.OpenFile(r.WorkPath("notes.md"), os.O_WRONLY|os.O_APPEND, 0)
@@ -144,17 +144,25 @@ func TestLateAppendPutBackByNextLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer agent.Close()
-	p, err := r.Prepare(CommitRequest{Files: map[string][]byte{"checkpoint.md": []byte("# C\none\n"), "notes.md": []byte("# N\n")}, Message: "m\n", Disk: disk, Appendable: []string{"notes.md"}})
+	// the state a kill right after the replacement leaves: the guard made, the file
+	// replaced, the watch never run
+	p := r.WorkPath("notes.md")
+	f, fi, cur, _, err := openCurrent(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Apply(); err != nil {
+	g := r.store.guardLate(r.LockName, p, f, int64(len(cur)))
+	if g == nil {
+		t.Fatal("no guard made")
+	}
+	if err := replaceFile(p, fi, []byte("# N\n"), FilePerm, false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := agent.WriteString("- [note] very late\n"); err != nil {
+	closeFile(f)
+	if _, err := agent.WriteString("- [note] late\n"); err != nil {
 		t.Fatal(err)
 	}
-	if b, _ := os.ReadFile(r.WorkPath("notes.md")); string(b) != "# N\n" {
+	if b, _ := os.ReadFile(p); string(b) != "# N\n" {
 		t.Fatalf("notes.md before the next lock = %q", b)
 	}
 	for range 2 {
@@ -164,22 +172,23 @@ func TestLateAppendPutBackByNextLock(t *testing.T) {
 		}
 		unlock()
 	}
-	if b, _ := os.ReadFile(r.WorkPath("notes.md")); string(b) != "# N\n- [note] very late\n" {
+	if b, _ := os.ReadFile(p); string(b) != "# N\n- [note] late\n" {
 		t.Errorf("notes.md after the next lock = %q", b)
 	}
 	if ents, _ := os.ReadDir(r.store.lateDir(r.LockName)); len(ents) != 0 {
 		t.Errorf("%d guard(s) left", len(ents))
 	}
-	// a shared lock (a reader) writes nothing
-	if _, err := agent.WriteString("- [note] later still\n"); err != nil {
-		t.Fatal(err)
-	}
-	unlock, err := r.store.Lock(r.LockName, false)
+
+	// a commit that watches to the end leaves no guard (nor the replaced bytes) behind
+	disk = map[string][]byte{"checkpoint.md": files["checkpoint.md"], "notes.md": []byte("# N\n- [note] late\n")}
+	pr, err := r.Prepare(CommitRequest{Files: map[string][]byte{"checkpoint.md": []byte("# C\none\n"), "notes.md": []byte("# N\n")}, Message: "m\n", Disk: disk, Appendable: []string{"notes.md"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	unlock()
-	if b, _ := os.ReadFile(r.WorkPath("notes.md")); string(b) != "# N\n- [note] very late\n" {
-		t.Errorf("notes.md after a shared lock = %q", b)
+	if err := pr.Apply(); err != nil {
+		t.Fatal(err)
+	}
+	if ents, _ := os.ReadDir(r.store.lateDir(r.LockName)); len(ents) != 0 {
+		t.Errorf("%d guard(s) left after a whole watch", len(ents))
 	}
 }
