@@ -573,11 +573,10 @@ func (o *objectReader) read(h Hash) (plumbing.ObjectType, []byte, error) {
 	return typ, data, err
 }
 
+// readUncached looks in the packs it knows first (a lookup in a mapped index costs no
+// system call, where a loose object that is not there costs a failed open; a long history
+// is mostly packed), then for a loose file, then in packs written since it listed them.
 func (o *objectReader) readUncached(h Hash) (plumbing.ObjectType, []byte, error) {
-	typ, data, err := o.readLoose(h)
-	if err == nil || !errors.Is(err, fs.ErrNotExist) {
-		return typ, data, err
-	}
 	for relist := range 2 {
 		for _, p := range o.packList(relist == 1) {
 			if p.open() != nil {
@@ -587,7 +586,7 @@ func (o *objectReader) readUncached(h Hash) (plumbing.ObjectType, []byte, error)
 				return o.readPacked(p, off)
 			}
 		}
-		// Packed meanwhile? Then its loose file is gone and a new pack holds it.
+		// Loose, or packed meanwhile: then its loose file is gone and a new pack holds it.
 		if typ, data, err := o.readLoose(h); err == nil || !errors.Is(err, fs.ErrNotExist) {
 			return typ, data, err
 		}
