@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/ckpt-dev/ckpt/checkpoint"
+	"github.com/ckpt-dev/ckpt/internal/benchhistory"
 	"github.com/ckpt-dev/ckpt/repo"
 )
 
@@ -166,7 +167,7 @@ func benchPage(b *testing.B, home, path string) {
 	}
 	size := rec.Body.Len()
 	b.ReportAllocs()
-	cpu0 := cpuTime()
+	cpu0 := benchhistory.CPUTime()
 	n := 0
 	for b.Loop() {
 		if rec := get(b, h, path); rec.Code != http.StatusOK {
@@ -176,7 +177,7 @@ func benchPage(b *testing.B, home, path string) {
 	}
 	// CPU time per page (the process's, garbage collection included) next to the wall
 	// time: on a busy machine the two differ by the time spent waiting for a core.
-	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/1000/float64(n), "cpu-ms/op")
+	b.ReportMetric(float64((benchhistory.CPUTime()-cpu0).Microseconds())/1000/float64(n), "cpu-ms/op")
 	b.ReportMetric(float64(size), "page-bytes")
 }
 
@@ -260,7 +261,7 @@ func manySessions(b *testing.B) string {
 func BenchmarkStartServing(b *testing.B) {
 	home := manySessions(b)
 	var took []time.Duration
-	cpu0 := cpuTime()
+	cpu0 := benchhistory.CPUTime()
 	for b.Loop() {
 		start := time.Now()
 		s, err := New(Options{Store: repo.NewStore(home, repo.DefaultOptions())})
@@ -289,7 +290,7 @@ func BenchmarkStartServing(b *testing.B) {
 		<-done
 	}
 	b.ReportMetric(median(took), "median-ms-to-first-page")
-	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/1000/float64(len(took)), "cpu-ms/op")
+	b.ReportMetric(float64((benchhistory.CPUTime()-cpu0).Microseconds())/1000/float64(len(took)), "cpu-ms/op")
 }
 
 // median of durations, in milliseconds.

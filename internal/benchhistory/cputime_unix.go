@@ -1,14 +1,14 @@
 //go:build unix
 
-package ui
+package benchhistory
 
 import (
 	"syscall"
 	"time"
 )
 
-// cpuTime is the user and system CPU time of the process so far.
-func cpuTime() time.Duration {
+// CPUTime is the user and system CPU time of the process so far.
+func CPUTime() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
