@@ -238,15 +238,17 @@ func (k *Change) Rollback(err error) error {
 	if k == nil || k.prepared == nil {
 		return err
 	}
-	if uerr := k.prepared.Undo(); uerr != nil {
-		return fmt.Errorf("%w; and undoing the knowledge commit failed: %v", err, uerr)
-	}
 	if k.mergeFinished {
-		// The commit that finished the pending merge is undone: the merge is pending again.
+		// The commit that finished the pending merge is about to be undone: the merge is
+		// pending again. Recorded first, so that a kill in between cannot forget it (a
+		// MERGE_HEAD already in main's history is what doctor clears).
 		if merr := k.repo.SetMergeHead(k.mergeHead, k.mergeMsg); merr != nil {
 			return fmt.Errorf("%w; and recording the pending merge again failed: %v", err, merr)
 		}
 		k.mergeFinished = false
+	}
+	if uerr := k.prepared.Undo(); uerr != nil {
+		return fmt.Errorf("%w; and undoing the knowledge commit failed: %v", err, uerr)
 	}
 	k.discard()
 	return err

@@ -145,6 +145,12 @@ func (s *Service) Redact(r *repo.Repo, o RedactOptions) (*RedactReport, error) {
 		return nil, err
 	}
 	defer unlock()
+	if !o.DryRun {
+		// Lock put back what it could; a guard it could not is an old copy of notes.md.
+		if err := s.cp.Store.DropLate(r.LockName); err != nil {
+			return nil, err
+		}
+	}
 	rep := &RedactReport{Session: r.ID, Knowledge: r.LockName == repo.KnowledgeLock, DryRun: o.DryRun, Kinds: map[string]int{}, Redacted: []Redacted{}}
 	if mh, err := r.MergeHead(); err != nil || mh != repo.ZeroHash {
 		if err == nil {

@@ -30,39 +30,43 @@ type lateGuard struct {
 func (st *Store) lateDir(lock string) string { return filepath.Join(st.StateDir(), "late", lock) }
 
 // guardLate links the open file f, which is path's current file and whose first seen bytes
-// are accounted for, into the lock's late directory. It returns nil (no guard) where the
-// file system cannot link: the watch alone covers those.
-func (st *Store) guardLate(lock, path string, f *os.File, seen int64) *lateGuard {
+// are accounted for, into the lock's late directory. It returns no guard where the file
+// system cannot link (the watch alone covers those), and ErrWorkTreeChanged when path is no
+// longer the file f is: someone replaced it after it was read, and replacing it again
+// would discard their bytes.
+func (st *Store) guardLate(lock, path string, f *os.File, seen int64) (*lateGuard, error) {
 	if f == nil {
-		return nil
+		return nil, nil
 	}
 	base := st.lateDir(lock)
 	if err := os.MkdirAll(base, DirPerm); err != nil {
-		return nil
+		return nil, nil
 	}
 	dir, err := os.MkdirTemp(base, strconv.FormatInt(time.Now().UnixNano(), 10)+"-")
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	g := &lateGuard{dir: dir, target: path, sync: st.Opts.Fsync}
 	if err := g.advance(seen); err != nil {
 		_ = os.RemoveAll(dir)
-		return nil
+		return nil, nil
 	}
 	old := filepath.Join(dir, "old")
 	if err := os.Link(path, old); err != nil {
 		_ = os.RemoveAll(dir)
-		return nil
+		return nil, nil
 	}
-	// Another writer may have replaced path between its open and the link: guard only the
-	// file this command read.
 	fi, err1 := f.Stat()
 	li, err2 := os.Stat(old)
-	if err1 != nil || err2 != nil || !os.SameFile(fi, li) {
+	if err1 != nil || err2 != nil {
 		_ = os.RemoveAll(dir)
-		return nil
+		return nil, nil
 	}
-	return g
+	if !os.SameFile(fi, li) {
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("%s: %w", path, ErrWorkTreeChanged)
+	}
+	return g, nil
 }
 
 // advance records that the old file's first seen bytes are in the work file. Called after
@@ -74,7 +78,7 @@ func (g *lateGuard) advance(seen int64) error {
 	return WriteFileAtomic(filepath.Join(g.dir, "to"), []byte(g.target+"\n"+strconv.FormatInt(seen, 10)+"\n"), FilePerm, g.sync)
 }
 
-// drop removes the guard (the replacement was undone).
+// drop removes the guard: the watch ended, or the replacement did not happen.
 func (g *lateGuard) drop() {
 	if g != nil {
 		_ = os.RemoveAll(g.dir)
@@ -130,6 +134,11 @@ func recoverGuard(dir string, sync bool) error {
 	if err != nil || fi.Size() <= seen {
 		return nil
 	}
+	if ti, err := os.Stat(string(target)); err == nil && os.SameFile(fi, ti) {
+		// Killed before the replacement: the guarded file is still the work file, and
+		// whatever it grew is already where the agent meant it.
+		return nil
+	}
 	extra, err := io.ReadAll(io.NewSectionReader(f, seen, fi.Size()-seen))
 	if err != nil {
 		return fmt.Errorf("%s: %w", dir, err)
@@ -149,5 +158,19 @@ func recoverGuard(dir string, sync bool) error {
 			return fmt.Errorf("%s: %w", p, err)
 		}
 	}
-	return af.Close()
+	if err := af.Close(); err != nil {
+		return fmt.Errorf("%s: %w", p, err)
+	}
+	// Recorded before the guard goes, so that a kill in between does not append them twice.
+	g := &lateGuard{dir: dir, target: p, sync: sync}
+	return g.advance(seen + int64(len(extra)))
+}
+
+// DropLate removes the lock's late-append guards without putting anything back: a
+// redaction removes every copy of what it redacts.
+func (st *Store) DropLate(lock string) error {
+	if err := os.RemoveAll(st.lateDir(lock)); err != nil {
+		return fmt.Errorf("%s: %w", st.lateDir(lock), err)
+	}
+	return nil
 }

@@ -23,6 +23,9 @@ func (st *Store) lockPath(name string) string {
 
 // Lock takes the lock of a session (or of the knowledge repository, name "knowledge"):
 // exclusive to write, shared to read. It waits up to Opts.LockTimeout, then returns ErrBusy.
+// An exclusive lock first puts back notes an agent appended to a replaced notes.md while a
+// kill cut ckpt's watch short (lateappend.go): the one write a dry run may see, and the
+// agent's own bytes.
 func (st *Store) Lock(name string, exclusive bool) (Unlock, error) {
 	path := st.lockPath(name)
 	if err := os.MkdirAll(filepath.Dir(path), DirPerm); err != nil {

@@ -146,7 +146,10 @@ func (r *Repo) applyWorkTree(u WorkTreeUpdate) (*workTreeWrite, error) {
 		}
 		var guard *lateGuard
 		if appendable {
-			guard = r.store.guardLate(r.LockName, p, f, int64(len(cur)))
+			if guard, err = r.store.guardLate(r.LockName, p, f, int64(len(cur))); err != nil {
+				closeFile(f)
+				return fail(err)
+			}
 		}
 		if err := replaceFile(p, fi, data, perm, r.store.Opts.Fsync); err != nil {
 			closeFile(f)
@@ -168,7 +171,10 @@ func (r *Repo) applyWorkTree(u WorkTreeUpdate) (*workTreeWrite, error) {
 					continue
 				}
 				if err := appendFile(p, extra, r.store.Opts.Fsync); err != nil {
+					// Put the old notes.md back with the rest; the guard stays, so the
+					// bytes past seen are appended again by the next command.
 					closeFile(f)
+					undo = append(undo, put(name, saved{old: cur, wrote: data, existed: exists, appendable: appendable}))
 					return fail(fmt.Errorf("write %s: %w", p, err))
 				}
 				seen += int64(len(extra))

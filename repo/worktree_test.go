@@ -151,9 +151,9 @@ func TestLateAppendAfterKillPutBackByNextLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := r.store.guardLate(r.LockName, p, f, int64(len(cur)))
-	if g == nil {
-		t.Fatal("no guard made")
+	g, err := r.store.guardLate(r.LockName, p, f, int64(len(cur)))
+	if err != nil || g == nil {
+		t.Fatalf("no guard made: %v", err)
 	}
 	if err := replaceFile(p, fi, []byte("# N\n"), FilePerm, false); err != nil {
 		t.Fatal(err)
@@ -179,8 +179,28 @@ func TestLateAppendAfterKillPutBackByNextLock(t *testing.T) {
 		t.Errorf("%d guard(s) left", len(ents))
 	}
 
+	// killed after the guard was made but before the replacement: the agent's append is
+	// in the work file already and is not appended twice
+	f, _, cur, _, err = openCurrent(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, err = r.store.guardLate(r.LockName, p, f, int64(len(cur))); err != nil || g == nil {
+		t.Fatalf("no guard made: %v", err)
+	}
+	closeFile(f)
+	appendTo(t, p, "- [note] before the rename\n")
+	unlock, err := r.store.Lock(r.LockName, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock()
+	if b, _ := os.ReadFile(p); string(b) != "# N\n- [note] late\n- [note] before the rename\n" {
+		t.Errorf("notes.md after a kill before the rename = %q", b)
+	}
+
 	// a commit that watches to the end leaves no guard (nor the replaced bytes) behind
-	disk = map[string][]byte{"checkpoint.md": files["checkpoint.md"], "notes.md": []byte("# N\n- [note] late\n")}
+	disk = map[string][]byte{"checkpoint.md": files["checkpoint.md"], "notes.md": []byte("# N\n- [note] late\n- [note] before the rename\n")}
 	pr, err := r.Prepare(CommitRequest{Files: map[string][]byte{"checkpoint.md": []byte("# C\none\n"), "notes.md": []byte("# N\n")}, Message: "m\n", Disk: disk, Appendable: []string{"notes.md"}})
 	if err != nil {
 		t.Fatal(err)

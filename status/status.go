@@ -119,7 +119,9 @@ func Collect(cp *checkpoint.Service, sy *ckptsync.Service, rm *remote.Service, w
 	return out, nil
 }
 
-// uncommitted lists r's work-tree files whose bytes differ from its last commit, sorted.
+// uncommitted lists r's work-tree files whose bytes differ from its last commit, sorted
+// (a committed file missing from disk is not listed). It reads without the lock, as all of
+// status does: a sync in the middle of its writes may show for a moment.
 func uncommitted(r *repo.Repo) ([]string, error) {
 	h, err := r.Head()
 	if err != nil || h == repo.ZeroHash {
