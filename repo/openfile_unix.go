@@ -56,7 +56,12 @@ func readSmall(name string) ([]byte, error) {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
 	defer syscall.Close(fd)
-	b := make([]byte, 0, 128)
+	return readFD(fd, name, 128)
+}
+
+// readFD reads fd to its end into a buffer that starts at size bytes.
+func readFD(fd int, name string, size int) ([]byte, error) {
+	b := make([]byte, 0, size)
 	for {
 		if len(b) == cap(b) {
 			b = append(b, 0)[:len(b)]
@@ -125,21 +130,5 @@ func readObjectFile(name string) ([]byte, error) {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
 	defer syscall.Close(fd)
-	b := make([]byte, 0, 2048)
-	for {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
-		n, err := syscall.Read(fd, b[len(b):cap(b)])
-		if errors.Is(err, syscall.EINTR) {
-			continue
-		}
-		if err != nil {
-			return nil, &fs.PathError{Op: "read", Path: name, Err: err}
-		}
-		if n == 0 {
-			return b, nil
-		}
-		b = b[:len(b)+n]
-	}
+	return readFD(fd, name, 2048)
 }
