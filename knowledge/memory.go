@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -34,29 +33,11 @@ func MemoryPath(st *repo.Store, configured string) string {
 // ReadMemory reads the MEMORY.md at path: nil when there is none. Anything but a regular
 // file (a directory, a FIFO, a device), and a file over 16 MiB, is refused.
 func ReadMemory(path string) ([]byte, error) {
-	fi, err := os.Stat(path)
+	b, err := repo.ReadRegularFile(path, maxMemory)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxMemory+1))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	if len(b) > maxMemory {
-		return nil, fmt.Errorf("%s: larger than %d MiB", path, maxMemory>>20)
-	}
-	return b, nil
+	return b, err
 }
 
 // writeMemory replaces the MEMORY.md at path with b, only while it holds old (nil: while

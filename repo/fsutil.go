@@ -204,3 +204,30 @@ func createTemp(dir, prefix string, perm fs.FileMode) (*os.File, error) {
 	}
 	return nil, fmt.Errorf("temporary file in %s: too many collisions", dir)
 }
+
+// ReadRegularFile reads a file that must be a regular file of at most max bytes: a path
+// from outside (config, a subagent's progress file) can name a FIFO or a device, which
+// would block or never end. A missing file is fs.ErrNotExist, as os.ReadFile says.
+func ReadRegularFile(path string, max int64) ([]byte, error) {
+	// Stat first: opening a FIFO to look at it would block.
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%s: larger than %d MiB", path, max>>20)
+	}
+	return b, nil
+}

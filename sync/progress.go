@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/knowledge"
+	"github.com/ckpt-dev/ckpt/repo"
 	"github.com/ckpt-dev/ckpt/sections"
 	"github.com/ckpt-dev/ckpt/templates"
 )
@@ -169,26 +169,7 @@ func writtenAt(src []byte, path string) string {
 
 // readProgress reads a subagent's progress.md: a regular file of at most 1 MiB.
 func readProgress(path string) ([]byte, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxProgress+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > maxProgress {
-		return nil, fmt.Errorf("%s: larger than 1 MiB; not reconciled", path)
-	}
-	return b, nil
+	return repo.ReadRegularFile(path, maxProgress)
 }
 
 // parseProgress reads a progress.md's §4 (verbatim commands) and §5 (results and findings).
