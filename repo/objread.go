@@ -907,18 +907,10 @@ func (c *recentCache) put(h Hash, v cached) {
 // looseSet lists every loose object once: what a Copier checks thousands of objects
 // against, where one lstat each would cost more than the copy.
 func (o *objectReader) looseSet() map[Hash]bool {
-	out := map[Hash]bool{}
-	for i := range 256 {
-		d := fmt.Sprintf("%02x", i)
-		es, err := os.ReadDir(filepath.Join(o.gitDir, "objects", d))
-		if err != nil {
-			continue
-		}
-		for _, e := range es {
-			if name := d + e.Name(); len(name) == 40 && plumbing.IsHash(name) {
-				out[plumbing.NewHash(name)] = true
-			}
-		}
+	hs, _ := listLoose(o.gitDir)
+	out := make(map[Hash]bool, len(hs))
+	for _, h := range hs {
+		out[h] = true
 	}
 	return out
 }

@@ -352,17 +352,21 @@ func (r *Repo) loosePath(h Hash) string {
 	return filepath.Join(r.GitDir, "objects", s[:2], s[2:])
 }
 
-func (r *Repo) looseObjects() ([]Hash, error) {
+func (r *Repo) looseObjects() ([]Hash, error) { return listLoose(r.GitDir) }
+
+// listLoose lists the loose objects of a repository, one directory read per fan-out
+// directory (the tmp_obj_ files of a crashed writer are not objects).
+func listLoose(gitDir string) ([]Hash, error) {
 	var out []Hash
 	for i := range 256 {
 		d := fmt.Sprintf("%02x", i)
-		es, err := os.ReadDir(filepath.Join(r.GitDir, "objects", d))
+		es, err := os.ReadDir(filepath.Join(gitDir, "objects", d))
 		if err != nil {
 			continue
 		}
 		for _, e := range es {
 			if len(e.Name()) != 38 {
-				continue // tmp_obj_ files of a crashed writer
+				continue
 			}
 			if _, err := hex.DecodeString(e.Name()); err == nil {
 				out = append(out, plumbing.NewHash(d+e.Name()))
