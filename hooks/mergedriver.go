@@ -1,12 +1,10 @@
 package hooks
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 )
@@ -61,21 +59,9 @@ type MergeDriverStatus struct {
 	Driver     string `json:"driver,omitempty"`
 }
 
-func gitOut(dir string, args ...string) (string, error) {
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("%s: git %s: %s", dir, strings.Join(args, " "), errText(err, stderr.String()))
-	}
-	return strings.TrimRight(string(out), "\r\n"), nil
-}
-
 // workTreeTop is the top of the git work tree holding dir.
 func workTreeTop(dir string) (string, error) {
-	return gitOut(dir, "rev-parse", "--show-toplevel")
+	return runGit(dir, "rev-parse", "--show-toplevel")
 }
 
 // InstallMergeDriver registers `ckpt merge-driver` for checkpoint files in the repository at
@@ -115,10 +101,10 @@ func InstallMergeDriver(repoDir string) (MergeDriverStatus, bool, error) {
 		return st, changed, err
 	}
 	if st.Driver != MergeDriverCommand {
-		if _, err := gitOut(top, "config", "--local", "merge.ckpt.name", "ckpt section-aware merge"); err != nil {
+		if _, err := runGit(top, "config", "--local", "merge.ckpt.name", "ckpt section-aware merge"); err != nil {
 			return st, changed, err
 		}
-		if _, err := gitOut(top, "config", "--local", "merge.ckpt.driver", MergeDriverCommand); err != nil {
+		if _, err := runGit(top, "config", "--local", "merge.ckpt.driver", MergeDriverCommand); err != nil {
 			return st, changed, err
 		}
 		changed = true
@@ -160,7 +146,7 @@ func UninstallMergeDriver(repoDir string) (MergeDriverStatus, bool, error) {
 		}
 	}
 	if st, _ := StatusMergeDriver(repoDir); st.Configured {
-		if _, err := gitOut(top, "config", "--local", "--remove-section", "merge.ckpt"); err != nil {
+		if _, err := runGit(top, "config", "--local", "--remove-section", "merge.ckpt"); err != nil {
 			return st, changed, err
 		}
 		changed = true
@@ -179,7 +165,7 @@ func StatusMergeDriver(repoDir string) (MergeDriverStatus, error) {
 	if b, err := os.ReadFile(st.Attributes); err == nil {
 		st.Attributed = hasLine(string(b), mergeAttributes[1])
 	}
-	if d, err := gitOut(top, "config", "--local", "--get", "merge.ckpt.driver"); err == nil && d != "" {
+	if d, err := runGit(top, "config", "--local", "--get", "merge.ckpt.driver"); err == nil && d != "" {
 		st.Configured, st.Driver = true, d
 	}
 	return st, nil
