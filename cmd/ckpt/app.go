@@ -18,8 +18,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/ckpt-dev/ckpt/checkpoint"
-	"github.com/ckpt-dev/ckpt/hooks"
 	"github.com/ckpt-dev/ckpt/internal/config"
+	"github.com/ckpt-dev/ckpt/internal/gitident"
 	"github.com/ckpt-dev/ckpt/internal/hint"
 	"github.com/ckpt-dev/ckpt/internal/home"
 	"github.com/ckpt-dev/ckpt/remote"
@@ -359,12 +359,14 @@ func openStore(flag string, env *Env, hook, commits bool) (*app, error) {
 	}
 	if commits && (env.Getenv("CKPT_AUTHOR_NAME")+env.Getenv("GIT_AUTHOR_NAME") == "" || env.Getenv("CKPT_AUTHOR_EMAIL")+env.Getenv("GIT_AUTHOR_EMAIL") == "") {
 		// As git would sign a commit here: user.name and user.email from its config.
-		name, email := hooks.GitAuthor(cwd)
-		if env.Getenv("CKPT_AUTHOR_NAME")+env.Getenv("GIT_AUTHOR_NAME") == "" && name != "" {
-			opts.Author.Name = name
+		// git's answer is cached in the store's state (when there is one) against the
+		// files and environment it depends on: a commit need not start git to sign.
+		id := gitident.Lookup(cwd, filepath.Join(dir, "state", "gitident.json"), env.Getenv)
+		if env.Getenv("CKPT_AUTHOR_NAME")+env.Getenv("GIT_AUTHOR_NAME") == "" && id.Name != "" {
+			opts.Author.Name = id.Name
 		}
-		if env.Getenv("CKPT_AUTHOR_EMAIL")+env.Getenv("GIT_AUTHOR_EMAIL") == "" && email != "" {
-			opts.Author.Email = email
+		if env.Getenv("CKPT_AUTHOR_EMAIL")+env.Getenv("GIT_AUTHOR_EMAIL") == "" && id.Email != "" {
+			opts.Author.Email = id.Email
 		}
 	}
 	st := repo.NewStore(dir, opts)
