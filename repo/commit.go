@@ -138,17 +138,14 @@ func prepare(w objectStore, req CommitRequest, head Hash, oldTree map[string]Has
 	if head != ZeroHash && headTree == p.tree && !req.Force && len(parents) == 1 && parents[0] == head {
 		return p, nil
 	}
+	var objs []*plumbing.MemoryObject
 	for name, o := range blobs {
 		if h, ok := oldTree[name]; ok && h == files[name] {
 			continue // unchanged: HEAD's blob, maybe packed, is this one
 		}
-		if _, err := w.put(o); err != nil {
-			return nil, err
-		}
+		objs = append(objs, o)
 	}
-	if _, err := w.put(tree); err != nil {
-		return nil, err
-	}
+	objs = append(objs, tree)
 	when := req.When
 	if when.IsZero() {
 		when = now()
@@ -162,7 +159,8 @@ func prepare(w objectStore, req CommitRequest, head Hash, oldTree map[string]Has
 	if err != nil {
 		return nil, err
 	}
-	if p.commit, err = w.put(c); err != nil {
+	p.commit = c.Hash()
+	if err := w.putAll(append(objs, c)); err != nil {
 		return nil, err
 	}
 	return p, w.sync()

@@ -17,6 +17,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/ckpt-dev/ckpt/internal/hint"
 )
 
 // ErrMergePending refuses to rewrite history while a merge is pending (MERGE_HEAD).
@@ -302,7 +304,8 @@ func (r *Repo) gcRoots() ([]Hash, error) {
 	}
 	idx, err := r.readIndex()
 	if err != nil {
-		return nil, err
+		// Torn by a crash (the index is not fsynced): the next commit writes it again.
+		return nil, hint.New(err, "ckpt commit -s %s writes the index again", r.ID)
 	}
 	if idx != nil {
 		for _, e := range idx.Entries {

@@ -14,7 +14,9 @@ import (
 // flat tree whose files are on disk in workDir, with their stat data, so that `git status`
 // sees a clean work tree without rehashing. onDisk, when not nil, says which entries the
 // disk holds exactly; the others get no stat data, so git rehashes them and sees that they
-// differ. It uses index.lock like git does.
+// differ. It uses index.lock like git does, and like git it does not fsync the index: it is
+// bookkeeping that no ref depends on, and a commit or restore writes it again whenever it
+// does not hold main's tree (Repo.indexHolds), so a crash that loses it costs nothing.
 func (st *Store) writeIndex(gitDir, workDir string, files map[string]Hash, onDisk func(name string, h Hash) bool) error {
 	idx := &index.Index{Version: 2}
 	for name, h := range files {
@@ -41,5 +43,5 @@ func (st *Store) writeIndex(gitDir, workDir string, files map[string]Hash, onDis
 	if err != nil {
 		return err
 	}
-	return commitLockFile(f, path, buf.Bytes(), st.Opts.Fsync)
+	return commitLockFile(f, path, buf.Bytes(), false)
 }

@@ -68,6 +68,7 @@ type entry struct {
 	Ident
 	Env   map[string]string `json:"env"`
 	Files map[string]string `json:"files"` // path -> signature (stat), "-" when absent
+	Walk  map[string]string `json:"walk"`  // .git entries of git's discovery -> presence
 	Used  int64             `json:"used"`  // unix seconds of the last hit, for eviction
 }
 
@@ -107,6 +108,25 @@ func signature(path string) string {
 	return sig
 }
 
+// presence is what matters of a .git entry met on git's way up from dir: whether it is
+// there, and whether it is a directory (a repository) or a file (a linked worktree's
+// pointer, whose content matters). A directory's mtime changes with every commit.
+func presence(path string) string {
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+		return "-"
+	case err != nil:
+		return "?" + err.Error()
+	case fi.IsDir():
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			return fmt.Sprintf("dir %d %d %d", st.Dev, st.Ino, st.Uid)
+		}
+		return "dir"
+	}
+	return signature(path)
+}
+
 // cached returns the answer kept for dir when its fingerprint still holds.
 func cached(cache, dir string, env map[string]string) (Ident, bool) {
 	all := load(cache)
@@ -116,6 +136,11 @@ func cached(cache, dir string, env map[string]string) (Ident, bool) {
 	}
 	for p, sig := range e.Files {
 		if signature(p) != sig {
+			return Ident{}, false
+		}
+	}
+	for p, sig := range e.Walk {
+		if presence(p) != sig {
 			return Ident{}, false
 		}
 	}
@@ -183,7 +208,7 @@ func ask(dir string, getenv func(string) string, env map[string]string) (*entry,
 		// git exits 1 with no config at all; anything else is no git: no identity either way.
 		return e, err
 	}
-	origins, cacheable := parseList(out, &e.Ident)
+	origins, cacheable := parseList(out, dir, &e.Ident)
 	for _, p := range append(origins, candidates(dir, getenv)...) {
 		e.Files[p] = signature(p)
 	}
@@ -200,16 +225,20 @@ func ask(dir string, getenv func(string) string, env map[string]string) (*entry,
 			}
 		}
 	}
+	e.Walk = map[string]string{}
 	for _, p := range discovery(dir) {
-		e.Files[p] = signature(p)
+		e.Walk[p] = presence(p)
 	}
 	for p, sig := range e.Files {
 		if strings.HasPrefix(sig, "?") || changedSince(p, start.Add(-racy)) {
 			cacheable = false
 		}
 	}
+	for _, sig := range e.Walk {
+		cacheable = cacheable && !strings.HasPrefix(sig, "?")
+	}
 	if !cacheable {
-		e.Files = nil
+		e.Files, e.Walk = nil, nil
 	}
 	return e, nil
 }
@@ -231,13 +260,16 @@ var gitOutput = func(dir string, args ...string) ([]byte, error) {
 // and the last user.name and user.email (the ones that win). cacheable is false when an
 // entry came from somewhere other than a file (the command line, standard input, a blob)
 // or when the config includes other files.
-func parseList(out []byte, id *Ident) (files []string, cacheable bool) {
+func parseList(out []byte, dir string, id *Ident) (files []string, cacheable bool) {
 	cacheable = true
 	seen := map[string]bool{}
 	fields := bytes.Split(out, []byte{0})
 	for i := 0; i+1 < len(fields); i += 2 {
 		origin, kv := string(fields[i]), string(fields[i+1])
 		if p, ok := strings.CutPrefix(origin, "file:"); ok {
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(dir, p) // the local config, named from dir
+			}
 			if !seen[p] {
 				seen[p] = true
 				files = append(files, p)

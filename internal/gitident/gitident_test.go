@@ -152,11 +152,11 @@ func TestLookupSurvivesADamagedCache(t *testing.T) {
 func TestParseList(t *testing.T) {
 	out := "file:/etc/gitconfig\x00user.name\nSystem\x00file:/h/.gitconfig\x00user.name\n Ada \x00file:/h/.gitconfig\x00core.bare\x00file:/h/.gitconfig\x00User.Email\nada@x\x00"
 	var id Ident
-	files, ok := parseList([]byte(out), &id)
+	files, ok := parseList([]byte(out), "/w", &id)
 	if !ok || id.Name != "Ada" || id.Email != "ada@x" || strings.Join(files, ",") != "/etc/gitconfig,/h/.gitconfig" {
 		t.Fatalf("got %v %v %+v", files, ok, id)
 	}
-	if _, ok := parseList([]byte("command line:\x00user.name\nX\x00"), &id); ok {
+	if _, ok := parseList([]byte("command line:\x00user.name\nX\x00"), "/w", &id); ok {
 		t.Fatal("a command-line entry is cacheable")
 	}
 }
