@@ -1,6 +1,7 @@
 package sections
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -54,4 +55,29 @@ func TestEntries(t *testing.T) {
 	if want := []string{"a one", "b two", "c three", "d four"}; strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("Entries = %q, want %q", got, want)
 	}
+}
+
+// The regular expressions listItem, trimCheckbox and isSuperseded stand for.
+var (
+	listItemRE = regexp.MustCompile(`^ {0,3}(?:[-*+]|\d{1,9}[.)])[ \t]+(.*)$`)
+	checkboxRE = regexp.MustCompile(`^\[[ xX]\][ \t]+`)
+)
+
+func FuzzListItemAgreesWithRegexp(f *testing.F) {
+	for _, s := range []string{"- a", "   * b", "    - c", "1. d", "1234567890. e", "123456789) f", "-\tg", "-", "- ", "+  ", "1.x", "- [ ] h", "[x]\tdone", "[X]  i", "[ ]j", "- a\nb", "\xff- x", "- \xff", "~~old~~", "(Superseded by D2)", "已被 D3 取代", "ſuperseded by D1", "SUPERSEDED BY x", "1)", "0. zero"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		text, ok := listItem(s)
+		m := listItemRE.FindStringSubmatch(s)
+		if ok != (m != nil) || (ok && text != m[1]) {
+			t.Fatalf("listItem(%q) = %q, %v; the regexp says %q", s, text, ok, m)
+		}
+		if got, want := trimCheckbox(s), checkboxRE.ReplaceAllString(s, ""); got != want {
+			t.Fatalf("trimCheckbox(%q) = %q, want %q", s, got, want)
+		}
+		if got, want := isSuperseded(s), superseded().MatchString(s); got != want {
+			t.Fatalf("isSuperseded(%q) = %v, want %v", s, got, want)
+		}
+	})
 }
