@@ -14,7 +14,7 @@ import (
 	"github.com/ckpt-dev/ckpt/internal/gittest"
 )
 
-// ckptBin is the binary TestMain built: the lean build, as `make build` makes it.
+// ckptBin is the binary TestMain built: the lean build, as `make build` makes it (static).
 var ckptBin string
 
 // The build tags of the two builds (Makefile's LEAN_TAGS and FULL_TAGS).
@@ -37,6 +37,7 @@ func testMain(m *testing.M) int {
 	ckptBin = filepath.Join(dir, "ckpt")
 	for _, b := range []struct{ out, tags string }{{ckptBin, leanTags}, {filepath.Join(dir, "ckpt-full"), fullTags}} {
 		build := exec.Command("go", "build", "-tags", b.tags, "-o", b.out, "github.com/ckpt-dev/ckpt/cmd/ckpt")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0") // static, as make build links it
 		build.Stdout, build.Stderr = os.Stderr, os.Stderr
 		if err := build.Run(); err != nil {
 			fmt.Fprintf(os.Stderr, "proctest: build %s: %v\n", b.out, err)
