@@ -30,10 +30,15 @@ func newWorld(t *testing.T) *world {
 		}
 	}
 	w.env = map[string]string{"HOME": w.home, "GIT_CONFIG_NOSYSTEM": "1", "PATH": os.Getenv("PATH")}
+	// Nothing of the caller's git environment leaks in: a GIT_CONFIG_GLOBAL=/dev/null
+	// would have `git config --global` replace /dev/null with a regular file.
+	for _, k := range envKeys {
+		t.Setenv(k, "")
+		os.Unsetenv(k)
+	}
 	for k, v := range w.env {
 		t.Setenv(k, v)
 	}
-	t.Setenv("XDG_CONFIG_HOME", "")
 	real := gitOutput
 	gitOutput = func(dir string, args ...string) ([]byte, error) {
 		w.calls++
