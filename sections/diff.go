@@ -3,8 +3,6 @@ package sections
 import (
 	"bytes"
 	"sort"
-
-	"github.com/aymanbagabas/go-udiff"
 )
 
 // PreambleID names the preamble in diffs: everything before the first section.
@@ -36,16 +34,6 @@ type Change struct {
 // labelled a/<id> and b/<id>.
 func (c Change) Unified() string {
 	return UnifiedDiff("a/"+string(c.ID), "b/"+string(c.ID), c.Old, c.New)
-}
-
-// UnifiedDiff is a line-based unified diff of old and new.
-func UnifiedDiff(oldLabel, newLabel string, old, new []byte) string {
-	o, n := string(old), string(new)
-	out, err := udiff.ToUnified(oldLabel, newLabel, o, udiff.Lines(o, n), 3)
-	if err != nil { // edits from udiff.Lines always apply; keep a readable fallback anyway
-		return "--- " + oldLabel + "\n+++ " + newLabel + "\n"
-	}
-	return out
 }
 
 // Diff compares two documents section by section, in the order of b (removed sections
