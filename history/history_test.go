@@ -3,6 +3,7 @@ package history
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -384,6 +385,7 @@ func TestDiff(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			checkDiffEach(t, f.h, "alpha", tc.q, d)
 			var got []string
 			for _, ch := range d.Changes {
 				got = append(got, ch.Section+":"+ch.Status)
@@ -401,8 +403,34 @@ func TestDiff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkDiffEach(t, f.h, "alpha", DiffQuery{From: c[2], To: c[3], Section: "🔑"}, d)
 	if len(d.Changes) != 1 || !strings.Contains(d.Changes[0].Diff, "+- D2: keep notes append-only") {
 		t.Fatalf("diff %+v", d.Changes)
+	}
+}
+
+// checkDiffEach: DiffEach hands out Diff's changes, and writes Diff's text for each.
+func checkDiffEach(t *testing.T, h *Reader, session string, q DiffQuery, want DiffResult) {
+	t.Helper()
+	var got []Change
+	res, err := h.DiffEach(session, q, func(ch Change, diff func(io.Writer) error) error {
+		if ch.Diff != "" {
+			t.Errorf("DiffEach handed out a change with its diff: %+v", ch)
+		}
+		var b strings.Builder
+		err := diff(&b)
+		ch.Diff = b.String()
+		got = append(got, ch)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Changes) != 0 || res.To.Hash != want.To.Hash || (res.From == nil) != (want.From == nil) || res.From != nil && res.From.Hash != want.From.Hash {
+		t.Fatalf("DiffEach's result %+v, Diff's %+v", res, want)
+	}
+	if !slices.Equal(got, want.Changes) {
+		t.Fatalf("DiffEach's changes %+v, Diff's %+v", got, want.Changes)
 	}
 }
 
