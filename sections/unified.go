@@ -1,10 +1,12 @@
 package sections
 
 import (
+	"bufio"
 	"bytes"
 	"hash/maphash"
 	"io"
 	"math"
+	"math/bits"
 	"strconv"
 	"strings"
 
@@ -92,15 +94,12 @@ func (l lines) span(i, j int) []byte { return l.src[l.off[i]:l.off[j]] }
 func (l lines) endsOpen() bool { return len(l.src) > 0 && l.src[len(l.src)-1] != '\n' }
 
 // intern numbers the lines of a and b so that two lines get the same number exactly when
-// their bytes are equal: the LCS then compares integers, not strings.
+// their bytes are equal: the LCS then compares integers, not strings. The numbers come from
+// an open-addressing table filled to two thirds at most (4 bytes a slot).
 func intern(a, b lines) (ra, rb []rune) {
 	na, nb := a.n(), b.n()
-	size := 1
-	for size < 2*(na+nb) {
-		size <<= 1
-	}
+	size := uint64(na+nb)*3/2 + 1
 	table := make([]int32, size) // 1 + the number of the first line with some bytes; 0 is free
-	mask := uint64(size - 1)
 	seed := maphash.MakeSeed()
 	at := func(ref int32) []byte {
 		if int(ref) < na {
@@ -109,7 +108,11 @@ func intern(a, b lines) (ra, rb []rune) {
 		return b.line(int(ref) - na)
 	}
 	number := func(ref int32, l []byte) rune {
-		for i := maphash.Bytes(seed, l) & mask; ; i = (i + 1) & mask {
+		i, _ := bits.Mul64(maphash.Bytes(seed, l), size) // the hash scaled to [0, size)
+		for ; ; i++ {
+			if i == size {
+				i = 0
+			}
 			switch r := table[i]; {
 			case r == 0:
 				table[i] = ref + 1
@@ -316,65 +319,73 @@ func (u *unified) size(oldLabel, newLabel string) int {
 	return n
 }
 
-// write writes the diff to w through a buffer of its own.
+// lineWriter is a writer with a buffer of its own (bufio.Writer, strings.Builder,
+// bytes.Buffer): the diff goes to it line by line, without another buffer.
+type lineWriter interface {
+	io.Writer
+	io.ByteWriter
+	io.StringWriter
+}
+
+// write writes the diff to w, through a buffer when w has none.
 func (u *unified) write(w io.Writer, oldLabel, newLabel string) error {
 	if len(u.hunks) == 0 {
 		return nil
 	}
-	bw := bufWriter{w: w, buf: make([]byte, 0, 32<<10)}
-	bw.str("--- ")
-	bw.str(oldLabel)
-	bw.str("\n+++ ")
-	bw.str(newLabel)
-	bw.str("\n")
+	lw, ok := w.(lineWriter)
+	var bw *bufio.Writer
+	if !ok {
+		bw = bufio.NewWriterSize(w, 32<<10)
+		lw = bw
+	}
+	e := errWriter{w: lw}
+	e.str("--- ")
+	e.str(oldLabel)
+	e.str("\n+++ ")
+	e.str(newLabel)
+	e.str("\n")
+	var header [64]byte
 	for i := range u.hunks {
 		h := &u.hunks[i]
-		bw.reserve(64)
-		bw.buf = appendHeader(bw.buf, h)
+		e.bytes(appendHeader(header[:0], h))
 		for _, r := range h.runs {
 			s := u.side(r.kind)
-			for k := r.from; k < r.to; k++ {
+			for k := r.from; k < r.to && e.err == nil; k++ {
 				l := s.line(k)
-				bw.reserve(1 + len(l) + len(noNewline))
-				bw.buf = append(append(bw.buf, r.kind), l...)
+				e.byte(r.kind)
+				e.bytes(l)
 				if l[len(l)-1] != '\n' {
-					bw.buf = append(bw.buf, noNewline...)
+					e.str(noNewline)
 				}
 			}
 		}
 	}
-	bw.flush()
-	return bw.err
+	if bw != nil && e.err == nil {
+		e.err = bw.Flush()
+	}
+	return e.err
 }
 
-// bufWriter batches small appends into writes of a fixed buffer; after an error it drops
-// everything.
-type bufWriter struct {
-	w   io.Writer
-	buf []byte
+// errWriter keeps the first error and writes nothing after it.
+type errWriter struct {
+	w   lineWriter
 	err error
 }
 
-// reserve makes room for n more bytes: it flushes when they do not fit, and grows the
-// buffer for a line longer than it.
-func (b *bufWriter) reserve(n int) {
-	if len(b.buf)+n <= cap(b.buf) {
-		return
-	}
-	b.flush()
-	if n > cap(b.buf) {
-		b.buf = make([]byte, 0, n)
+func (e *errWriter) byte(c byte) {
+	if e.err == nil {
+		e.err = e.w.WriteByte(c)
 	}
 }
 
-func (b *bufWriter) str(s string) {
-	b.reserve(len(s))
-	b.buf = append(b.buf, s...)
+func (e *errWriter) bytes(b []byte) {
+	if e.err == nil {
+		_, e.err = e.w.Write(b)
+	}
 }
 
-func (b *bufWriter) flush() {
-	if b.err == nil && len(b.buf) > 0 {
-		_, b.err = b.w.Write(b.buf)
+func (e *errWriter) str(s string) {
+	if e.err == nil {
+		_, e.err = e.w.WriteString(s)
 	}
-	b.buf = b.buf[:0]
 }
