@@ -409,6 +409,24 @@ func TestDiff(t *testing.T) {
 	}
 }
 
+// TestDiffEachHoldsNoLock: DiffEach hands out the changes after releasing the session's
+// lock, so a reader that takes its time (a pager) holds up no write.
+func TestDiffEachHoldsNoLock(t *testing.T) {
+	f := newFixture(t)
+	r := f.session("beta", "six")
+	f.write(r, "write", map[string]string{"🎯": "Task A"})
+	f.write(r, "write", map[string]string{"🎯": "Task B"})
+	calls := 0
+	_, err := f.h.DiffEach("beta", DiffQuery{}, func(ch Change, diff func(io.Writer) error) error {
+		calls++
+		f.write(r, "write", map[string]string{"🎯": fmt.Sprintf("Task C%d", calls)}) // fails the test when the lock is held
+		return diff(io.Discard)
+	})
+	if err != nil || calls == 0 {
+		t.Fatalf("DiffEach: %d changes, %v", calls, err)
+	}
+}
+
 // checkDiffEach: DiffEach hands out Diff's changes, and writes Diff's text for each.
 func checkDiffEach(t *testing.T, h *Reader, session string, q DiffQuery, want DiffResult) {
 	t.Helper()
