@@ -3,6 +3,7 @@ package history
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -384,6 +385,7 @@ func TestDiff(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			checkDiffEach(t, f.h, "alpha", tc.q, d)
 			var got []string
 			for _, ch := range d.Changes {
 				got = append(got, ch.Section+":"+ch.Status)
@@ -401,8 +403,52 @@ func TestDiff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkDiffEach(t, f.h, "alpha", DiffQuery{From: c[2], To: c[3], Section: "🔑"}, d)
 	if len(d.Changes) != 1 || !strings.Contains(d.Changes[0].Diff, "+- D2: keep notes append-only") {
 		t.Fatalf("diff %+v", d.Changes)
+	}
+}
+
+// TestDiffEachHoldsNoLock: DiffEach hands out the changes after releasing the session's
+// lock, so a reader that takes its time (a pager) holds up no write.
+func TestDiffEachHoldsNoLock(t *testing.T) {
+	f := newFixture(t)
+	r := f.session("beta", "six")
+	f.write(r, "write", map[string]string{"🎯": "Task A"})
+	f.write(r, "write", map[string]string{"🎯": "Task B"})
+	calls := 0
+	_, err := f.h.DiffEach("beta", DiffQuery{}, func(ch Change, diff func(io.Writer) error) error {
+		calls++
+		f.write(r, "write", map[string]string{"🎯": fmt.Sprintf("Task C%d", calls)}) // fails the test when the lock is held
+		return diff(io.Discard)
+	})
+	if err != nil || calls == 0 {
+		t.Fatalf("DiffEach: %d changes, %v", calls, err)
+	}
+}
+
+// checkDiffEach: DiffEach hands out Diff's changes, and writes Diff's text for each.
+func checkDiffEach(t *testing.T, h *Reader, session string, q DiffQuery, want DiffResult) {
+	t.Helper()
+	var got []Change
+	res, err := h.DiffEach(session, q, func(ch Change, diff func(io.Writer) error) error {
+		if ch.Diff != "" {
+			t.Errorf("DiffEach handed out a change with its diff: %+v", ch)
+		}
+		var b strings.Builder
+		err := diff(&b)
+		ch.Diff = b.String()
+		got = append(got, ch)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Changes) != 0 || res.To.Hash != want.To.Hash || (res.From == nil) != (want.From == nil) || res.From != nil && res.From.Hash != want.From.Hash {
+		t.Fatalf("DiffEach's result %+v, Diff's %+v", res, want)
+	}
+	if !slices.Equal(got, want.Changes) {
+		t.Fatalf("DiffEach's changes %+v, Diff's %+v", got, want.Changes)
 	}
 }
 

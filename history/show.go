@@ -2,6 +2,7 @@ package history
 
 import (
 	"errors"
+	"io"
 
 	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/repo"
@@ -114,10 +115,70 @@ type DiffResult struct {
 
 // Diff compares a file between two revisions, section by section.
 func (h *Reader) Diff(session string, q DiffQuery) (DiffResult, error) {
+	out, in, err := h.readDiff(session, q)
+	if err != nil {
+		return out, err
+	}
+	in.each(func(ch sections.Change) {
+		d := ""
+		if ch.Status != sections.Moved {
+			d = ch.Unified()
+		}
+		out.Changes = append(out.Changes, Change{Section: string(ch.ID), Heading: ch.Heading, Status: string(ch.Status), Moved: ch.Moved, Diff: d})
+	})
+	return out, nil
+}
+
+// DiffEach is Diff for a printer: it returns the result without its changes and hands fn
+// each change in turn, its Diff empty, with a function that writes that change's unified
+// diff (Diff's text, byte for byte) to a writer, so the diffs are never all in memory. The
+// files are read under the session's lock and the changes handed out after it is released:
+// a slow reader of the output holds up no write. DiffEach stops at fn's first error.
+func (h *Reader) DiffEach(session string, q DiffQuery, fn func(ch Change, diff func(io.Writer) error) error) (DiffResult, error) {
+	out, in, err := h.readDiff(session, q)
+	if err != nil {
+		return out, err
+	}
+	in.each(func(sc sections.Change) {
+		if err != nil {
+			return
+		}
+		ch := Change{Section: string(sc.ID), Heading: sc.Heading, Status: string(sc.Status), Moved: sc.Moved}
+		err = fn(ch, func(w io.Writer) error {
+			if sc.Status == sections.Moved {
+				return nil
+			}
+			return sc.WriteUnified(w)
+		})
+	})
+	return out, err
+}
+
+// diffInput is what a diff compares, read from the repository.
+type diffInput struct {
+	older, newer []byte
+	t            *checkpoint.Template
+	want         sections.ID // "" for every section
+}
+
+// each calls fn with the changes to report, in sections.Diff's order.
+func (in diffInput) each(fn func(sections.Change)) {
+	sections.EachChange(in.t.Parse(in.older), in.t.Parse(in.newer), func(ch sections.Change) bool {
+		if in.want == "" || ch.ID == in.want {
+			fn(ch)
+		}
+		return true
+	})
+}
+
+// readDiff resolves the revisions and reads the two versions of the file, under the
+// session's lock.
+func (h *Reader) readDiff(session string, q DiffQuery) (DiffResult, diffInput, error) {
 	if q.File == "" {
 		q.File = checkpoint.File
 	}
 	out := DiffResult{Session: session, File: q.File, Changes: []Change{}}
+	var in diffInput
 	err := h.with(session, func(src *source) error {
 		to, err := resolve(src, q.To)
 		if err != nil {
@@ -136,11 +197,9 @@ func (h *Reader) Diff(session string, q DiffQuery) (DiffResult, error) {
 		} else if len(toInfo.Parents) > 0 {
 			from = toInfo.Parents[0]
 		}
-		newer, err := src.readFile(to, q.File)
-		if err != nil {
+		if in.newer, err = src.readFile(to, q.File); err != nil {
 			return err
 		}
-		var older []byte
 		if from != repo.ZeroHash {
 			fi, err := src.commit(from)
 			if err != nil {
@@ -148,31 +207,19 @@ func (h *Reader) Diff(session string, q DiffQuery) (DiffResult, error) {
 			}
 			c := toCommit(src.id(), fi)
 			out.From = &c
-			if older, err = src.readFile(from, q.File); err != nil && !errors.Is(err, repo.ErrNoFile) {
+			if in.older, err = src.readFile(from, q.File); err != nil && !errors.Is(err, repo.ErrNoFile) {
 				return err
 			}
 		}
-		t, err := h.template(src)
-		if err != nil {
+		if in.t, err = h.template(src); err != nil {
 			return err
 		}
-		var want sections.ID
 		if q.Section != "" {
-			if want, err = sectionOf(t, q.Section); err != nil {
+			if in.want, err = sectionOf(in.t, q.Section); err != nil {
 				return err
 			}
-		}
-		for _, ch := range sections.Diff(t.Parse(older), t.Parse(newer)) {
-			if want != "" && ch.ID != want {
-				continue
-			}
-			d := ""
-			if ch.Status != sections.Moved {
-				d = ch.Unified()
-			}
-			out.Changes = append(out.Changes, Change{Section: string(ch.ID), Heading: ch.Heading, Status: string(ch.Status), Moved: ch.Moved, Diff: d})
 		}
 		return nil
 	})
-	return out, err
+	return out, in, err
 }

@@ -2,9 +2,8 @@ package sections
 
 import (
 	"bytes"
+	"io"
 	"sort"
-
-	"github.com/aymanbagabas/go-udiff"
 )
 
 // PreambleID names the preamble in diffs: everything before the first section.
@@ -38,22 +37,31 @@ func (c Change) Unified() string {
 	return UnifiedDiff("a/"+string(c.ID), "b/"+string(c.ID), c.Old, c.New)
 }
 
-// UnifiedDiff is a line-based unified diff of old and new.
-func UnifiedDiff(oldLabel, newLabel string, old, new []byte) string {
-	o, n := string(old), string(new)
-	out, err := udiff.ToUnified(oldLabel, newLabel, o, udiff.Lines(o, n), 3)
-	if err != nil { // edits from udiff.Lines always apply; keep a readable fallback anyway
-		return "--- " + oldLabel + "\n+++ " + newLabel + "\n"
-	}
-	return out
+// WriteUnified writes Unified's text to w.
+func (c Change) WriteUnified(w io.Writer) error {
+	return WriteUnified(w, "a/"+string(c.ID), "b/"+string(c.ID), c.Old, c.New)
 }
 
 // Diff compares two documents section by section, in the order of b (removed sections
-// last). The preamble is compared too, as PreambleID.
+// last). The preamble is compared too, as PreambleID. Each change's Old and New are copies.
 func Diff(a, b *Document) []Change {
 	var out []Change
+	EachChange(a, b, func(c Change) bool {
+		c.Old, c.New = clone(c.Old), clone(c.New)
+		out = append(out, c)
+		return true
+	})
+	return out
+}
+
+// EachChange calls fn with each change Diff returns, in the same order, until fn returns
+// false. The changes' Old and New share the documents' bytes (a diff of a big checkpoint
+// then holds no second copy of it): fn must not modify them.
+func EachChange(a, b *Document, fn func(Change) bool) {
 	if !bytes.Equal(a.Preamble, b.Preamble) {
-		out = append(out, Change{ID: PreambleID, Heading: "(preamble)", Status: Changed, Old: a.Preamble, New: b.Preamble})
+		if !fn(Change{ID: PreambleID, Heading: "(preamble)", Status: Changed, Old: a.Preamble, New: b.Preamble}) {
+			return
+		}
 	}
 	aIdx := map[ID]int{}
 	for i, s := range a.Sections {
@@ -71,11 +79,13 @@ func Diff(a, b *Document) []Change {
 		seen[s.ID] = true
 		ai, ok := aIdx[s.ID]
 		if !ok {
-			out = append(out, Change{ID: s.ID, Heading: s.HeadingLine(), Status: Added, New: s.Bytes()})
+			if !fn(Change{ID: s.ID, Heading: s.HeadingLine(), Status: Added, New: s.view()}) {
+				return
+			}
 			continue
 		}
-		old := a.Sections[ai].Bytes()
-		c := Change{ID: s.ID, Heading: s.HeadingLine(), Old: old, New: s.Bytes(), Moved: !stay[s.ID]}
+		old := a.Sections[ai].view()
+		c := Change{ID: s.ID, Heading: s.HeadingLine(), Old: old, New: s.view(), Moved: !stay[s.ID]}
 		switch {
 		case !bytes.Equal(trimBlankTail(old), trimBlankTail(c.New)):
 			c.Status = Changed
@@ -84,16 +94,27 @@ func Diff(a, b *Document) []Change {
 		default:
 			continue
 		}
-		out = append(out, c)
+		if !fn(c) {
+			return
+		}
 	}
 	for i := range a.Sections {
 		s := &a.Sections[i]
 		if !seen[s.ID] {
 			seen[s.ID] = true
-			out = append(out, Change{ID: s.ID, Heading: s.HeadingLine(), Status: Removed, Old: s.Bytes()})
+			if !fn(Change{ID: s.ID, Heading: s.HeadingLine(), Status: Removed, Old: s.view()}) {
+				return
+			}
 		}
 	}
-	return out
+}
+
+// clone copies b; nil stays nil (Diff left Old of an added section nil).
+func clone(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return append(make([]byte, 0, len(b)), b...)
 }
 
 // ChangedIDs lists the ids of the sections that differ, in Diff's order.

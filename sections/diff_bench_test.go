@@ -1,6 +1,7 @@
 package sections
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"testing"
@@ -61,6 +62,39 @@ func BenchmarkDiff1MBRewritten(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDiff1MBStreamed is what `ckpt diff` does with the same pair: EachChange, each
+// change's diff written to a buffered writer, nothing kept.
+func BenchmarkDiff1MBStreamed(b *testing.B) {
+	for _, spread := range []int{6, 1} {
+		b.Run(fmt.Sprintf("sections=%d", spread), func(b *testing.B) {
+			older, newer := rewrittenPair(1<<20, spread)
+			a, c := Parse(older, Options{}), Parse(newer, Options{})
+			b.SetBytes(int64(len(older) + len(newer)))
+			b.ReportAllocs()
+			var out countWriter
+			w := bufio.NewWriter(&out)
+			for b.Loop() {
+				out = 0
+				EachChange(a, c, func(ch Change) bool {
+					if err := ch.WriteUnified(w); err != nil {
+						b.Fatal(err)
+					}
+					return true
+				})
+				w.Flush()
+			}
+			if out < 2<<20 {
+				b.Fatalf("%d bytes of diff, want the two texts whole", out)
+			}
+			b.ReportMetric(float64(out), "diff-bytes")
+		})
+	}
+}
+
+type countWriter int
+
+func (c *countWriter) Write(p []byte) (int, error) { *c += countWriter(len(p)); return len(p), nil }
 
 // BenchmarkParse1MBGoldmark parses a 1 MB checkpoint that holds a code fence with `#` lines
 // and an HTML block: the fast line scanner hands such a document to goldmark's block

@@ -419,6 +419,21 @@ func (s *Section) Bytes() []byte {
 	return append(append(append(out, s.Heading...), s.Directive...), s.Body...)
 }
 
+// view is the whole section like Bytes, without a copy when its parts lie one after the
+// other in one array, as Parse leaves them.
+func (s *Section) view() []byte {
+	n := s.Len()
+	if len(s.Heading) == 0 || cap(s.Heading) < n {
+		return s.Bytes()
+	}
+	v := s.Heading[:n]
+	if len(s.Directive) > 0 && &v[len(s.Heading)] != &s.Directive[0] ||
+		len(s.Body) > 0 && &v[len(s.Heading)+len(s.Directive)] != &s.Body[0] {
+		return s.Bytes()
+	}
+	return v
+}
+
 // Title is the heading text without #s ("🎯 Current Task").
 func (s *Section) Title() string { return HeadingTitle(trimEOL(s.Heading)) }
 
