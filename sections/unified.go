@@ -235,8 +235,9 @@ func unifiedOf(old, new []byte) (u unified, ok bool) {
 		edits = merged
 	}
 
-	// go-udiff's toUnified, in lines. toLine counts only the lines before each new uhunk and
-	// the inserted lines (not the context inside a uhunk): go-udiff's new-side numbers, kept.
+	// go-udiff's toUnified, in lines. toLine is the new side's line at old line last: it
+	// counts the context inside a uhunk too, which go-udiff's does not (its new-side
+	// numbers come out short after a uhunk that holds context between two edits).
 	gap := 2 * contextLines
 	var h *uhunk
 	last, toLine := 0, 0
@@ -245,6 +246,7 @@ func unifiedOf(old, new []byte) (u unified, ok bool) {
 		case h != nil && e.start == last:
 		case h != nil && e.start <= last+gap:
 			h.equal(a, last, e.start)
+			toLine += e.start - last
 		default:
 			if h != nil {
 				h.equal(a, last, last+contextLines)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -128,6 +129,10 @@ func asLines(b []byte) []byte {
 	return out
 }
 
+// newSide is a hunk header's new-side range, which go-udiff gets wrong after a hunk that
+// holds context between two edits: the comparison leaves it out, and applyUnified checks it.
+var newSide = regexp.MustCompile(`(?m)^(@@ -\S+) \+\S+ @@$`)
+
 func checkUnified(t *testing.T, old, new []byte) {
 	t.Helper()
 	want := udiffUnified("a/x", "b/x", old, new)
@@ -135,12 +140,12 @@ func checkUnified(t *testing.T, old, new []byte) {
 		t.Fatalf("unifiedOf refused %q -> %q", old, new)
 	}
 	got := UnifiedDiff("a/x", "b/x", old, new)
-	if got != want {
+	if newSide.ReplaceAllString(got, "$1") != newSide.ReplaceAllString(want, "$1") {
 		t.Fatalf("UnifiedDiff of %q -> %q:\n%s\ngo-udiff:\n%s", old, new, got, want)
 	}
 	var buf bytes.Buffer
-	if err := WriteUnified(&buf, "a/x", "b/x", old, new); err != nil || buf.String() != want {
-		t.Fatalf("WriteUnified: %v\n%s\nwant\n%s", err, buf.String(), want)
+	if err := WriteUnified(&buf, "a/x", "b/x", old, new); err != nil || buf.String() != got {
+		t.Fatalf("WriteUnified: %v\n%s\nwant\n%s", err, buf.String(), got)
 	}
 	applied, err := applyUnified(old, got)
 	if err != nil {
@@ -170,20 +175,20 @@ func applyUnified(old []byte, diff string) ([]byte, error) {
 		switch {
 		case l == "":
 		case strings.HasPrefix(l, "@@ -"):
-			from, _, _ := strings.Cut(strings.TrimPrefix(l, "@@ -"), " ")
-			start, count, _ := strings.Cut(from, ",")
-			n, err := strconv.Atoi(start)
+			from, to, _ := strings.Cut(strings.TrimPrefix(l, "@@ -"), " +")
+			n, err := rangeStart(from)
 			if err != nil {
 				return nil, fmt.Errorf("hunk %q", l)
-			}
-			if count != "0" {
-				n-- // an empty old range names the line before it
 			}
 			if n < next || n > ol.n() {
 				return nil, fmt.Errorf("hunk %q at %d after %d", l, n, next)
 			}
 			out = append(out, ol.span(next, n)...)
 			next = n
+			// The new side starts where the new text is now.
+			if m, err := rangeStart(strings.TrimSuffix(strings.TrimSuffix(to, "\n"), " @@")); err != nil || m != bytes.Count(out, []byte("\n")) {
+				return nil, fmt.Errorf("hunk %q: the new side starts at line %d", l, bytes.Count(out, []byte("\n"))+1)
+			}
 		case l == "\\ No newline at end of file\n":
 			// The printer added a line ending to a line without one: an added line got it
 			// in out; a context line was copied from old, without it.
@@ -214,9 +219,18 @@ func applyUnified(old []byte, diff string) ([]byte, error) {
 	return append(out, ol.span(next, ol.n())...), nil
 }
 
-// TestUnifiedGitApply: git apply takes the diff and makes the new text from the old one
-// (go-udiff's new-side line numbers are off after a hunk that holds context between two
-// edits; git locates hunks by the old side and takes them).
+// rangeStart is the 0-based line a hunk range "start,count" starts at: an empty range
+// names the line before it.
+func rangeStart(r string) (int, error) {
+	start, count, _ := strings.Cut(r, ",")
+	n, err := strconv.Atoi(start)
+	if count != "0" {
+		n--
+	}
+	return n, err
+}
+
+// TestUnifiedGitApply: git apply takes the diff and makes the new text from the old one.
 func TestUnifiedGitApply(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
