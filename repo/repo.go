@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/user"
 	"path/filepath"
 	"strings"
 	"time"
@@ -126,9 +125,9 @@ func DefaultOptions() Options {
 }
 
 func defaultAuthor() Signature {
-	name := "ckpt"
-	if u, err := user.Current(); err == nil && u.Username != "" {
-		name = u.Username
+	name := loginName()
+	if name == "" {
+		name = "ckpt"
 	}
 	host, err := os.Hostname()
 	if err != nil || host == "" {

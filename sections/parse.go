@@ -55,11 +55,14 @@ var bom = []byte("\xEF\xBB\xBF")
 // transformer, which takes link reference definitions out of paragraphs while the blocks are
 // parsed: without it "[ref]: url" followed by "===" reads as a setext heading, and a tag line
 // after that as an HTML block that swallows the next heading (CommonMark says the "===" is
-// text, and the tag line continues its paragraph).
-var blockParser = parser.NewParser(
-	parser.WithBlockParsers(parser.DefaultBlockParsers()...),
-	parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...),
-)
+// text, and the tag line continues its paragraph). Built on first use: most documents never
+// need it, and every ckpt process would build it at start.
+var blockParser = sync.OnceValue(func() parser.Parser {
+	return parser.NewParser(
+		parser.WithBlockParsers(parser.DefaultBlockParsers()...),
+		parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...),
+	)
+})
 
 type heading struct {
 	start int // byte offset of the heading line
@@ -123,7 +126,7 @@ func goldmarkHeadings(body []byte, off int) []heading {
 	// goldmark appends a newline to a last line without one; capping the capacity makes it
 	// copy instead of writing into the caller's array beyond body.
 	body = body[:len(body):len(body)]
-	root := blockParser.Parse(text.NewReader(body))
+	root := blockParser().Parse(text.NewReader(body))
 	var out []heading
 	for n := root.FirstChild(); n != nil; n = n.NextSibling() {
 		h, ok := n.(*ast.Heading)

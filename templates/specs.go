@@ -23,45 +23,47 @@ var (
 	})
 )
 
-var sixSpec = Spec{
-	Notes:  "notes",
-	Memory: "memory-en",
-	Meta:   []string{"last_updated", "session_id", "delta_since_last"},
-	MaxOpen: map[string]int{
-		"📋": 5,
-	},
-	Roles: map[Role]string{
-		RoleIntent:    "🎯",
-		RoleTasks:     "📋",
-		RoleCompleted: "✅",
-		RoleDecisions: "🔑",
-		RoleDelta:     "📡",
-		RoleCatchAll:  "⚠️",
-	},
-	Routes: map[string]Role{
-		"decision": RoleDecisions,
-		"task":     RoleTasks,
-		"next":     RoleTasks,
-		"done":     RoleCompleted,
-		"blocker":  RoleCatchAll,
-		"note":     RoleCatchAll,
-		"intent":   RoleIntent,
-		"rule":     RoleCatchAll,
-		"fact":     RoleCatchAll,
-		"literal":  RoleCatchAll,
-	},
-	Durable: map[string]Role{"rule": RoleRules, "fact": RoleFacts, "decision": RoleDecisions},
-	Keywords: []Keyword{
-		{Pattern: kwBlocker, Tag: "blocker"},
-		{Pattern: kwDecision, Tag: "decision"},
-		{Tag: "done", Match: IsStatusLanguage},
-		{Pattern: kwTask, Tag: "task"},
-	},
-	Budgets: map[string]int{
-		"🎯": 1024, "📋": 2048, "✅": 4096, "🔑": 4096, "⚠️": 4096,
-	},
-	SpillIndex: "- See %s (%d items) - %s",
-	Rolling:    []string{"🎯", "📡"},
+func sixSpec() Spec {
+	return Spec{
+		Notes:  "notes",
+		Memory: "memory-en",
+		Meta:   []string{"last_updated", "session_id", "delta_since_last"},
+		MaxOpen: map[string]int{
+			"📋": 5,
+		},
+		Roles: map[Role]string{
+			RoleIntent:    "🎯",
+			RoleTasks:     "📋",
+			RoleCompleted: "✅",
+			RoleDecisions: "🔑",
+			RoleDelta:     "📡",
+			RoleCatchAll:  "⚠️",
+		},
+		Routes: map[string]Role{
+			"decision": RoleDecisions,
+			"task":     RoleTasks,
+			"next":     RoleTasks,
+			"done":     RoleCompleted,
+			"blocker":  RoleCatchAll,
+			"note":     RoleCatchAll,
+			"intent":   RoleIntent,
+			"rule":     RoleCatchAll,
+			"fact":     RoleCatchAll,
+			"literal":  RoleCatchAll,
+		},
+		Durable: map[string]Role{"rule": RoleRules, "fact": RoleFacts, "decision": RoleDecisions},
+		Keywords: []Keyword{
+			{Pattern: kwBlocker, Tag: "blocker"},
+			{Pattern: kwDecision, Tag: "decision"},
+			{Tag: "done", Match: IsStatusLanguage},
+			{Pattern: kwTask, Tag: "task"},
+		},
+		Budgets: map[string]int{
+			"🎯": 1024, "📋": 2048, "✅": 4096, "🔑": 4096, "⚠️": 4096,
+		},
+		SpillIndex: "- See %s (%d items) - %s",
+		Rolling:    []string{"🎯", "📡"},
+	}
 }
 
 func elevenSpec(notes, memory, empty, spill, lang string) Spec {

@@ -126,19 +126,23 @@ type builtin struct {
 	spec    Spec
 }
 
-var builtins = map[string]builtin{
-	"six": {KindCheckpoint, "6-section session checkpoint (seed 002), sections identified by emoji", sixSpec},
-	"eleven": {KindCheckpoint, "11-section checkpoint (seed 000), Chinese headings, sections identified by §N",
-		elevenSpec("notes-zh", "memory", "(无)", "- 参见 %s（%d 项）- %s", "zh")},
-	"eleven-en": {KindCheckpoint, "the eleven template with English headings",
-		elevenSpec("notes", "memory-en", "(none)", "- See %s (%d items) - %s", "")},
-	"memory":    {KindMemory, "4-section project MEMORY.md (seed 000), Chinese headings", memorySpec("规则", "已发现的持久知识", "架构决策", "项目上下文")},
-	"memory-en": {KindMemory, "4-section project MEMORY.md, English headings", memorySpec("rules", "discovered durable knowledge", "architecture decisions", "project context")},
-	"notes":     {KindNotes, "scratch notes.md that sync merges and resets", Spec{}},
-	"notes-zh":  {KindNotes, "scratch notes.md with a Chinese header (used by eleven)", Spec{}},
-	"knowledge": {KindKnowledge, "knowledge-graph.md (L1): promoted Key Decisions", Spec{}},
-	"free":      {KindFree, "an agent's own memory directory (ckpt track): every *.md file, no required sections", Spec{}},
-}
+// builtins are the embedded templates by name; built on first use, not by every process
+// at start.
+var builtins = sync.OnceValue(func() map[string]builtin {
+	return map[string]builtin{
+		"six": {KindCheckpoint, "6-section session checkpoint (seed 002), sections identified by emoji", sixSpec()},
+		"eleven": {KindCheckpoint, "11-section checkpoint (seed 000), Chinese headings, sections identified by §N",
+			elevenSpec("notes-zh", "memory", "(无)", "- 参见 %s（%d 项）- %s", "zh")},
+		"eleven-en": {KindCheckpoint, "the eleven template with English headings",
+			elevenSpec("notes", "memory-en", "(none)", "- See %s (%d items) - %s", "")},
+		"memory":    {KindMemory, "4-section project MEMORY.md (seed 000), Chinese headings", memorySpec("规则", "已发现的持久知识", "架构决策", "项目上下文")},
+		"memory-en": {KindMemory, "4-section project MEMORY.md, English headings", memorySpec("rules", "discovered durable knowledge", "architecture decisions", "project context")},
+		"notes":     {KindNotes, "scratch notes.md that sync merges and resets", Spec{}},
+		"notes-zh":  {KindNotes, "scratch notes.md with a Chinese header (used by eleven)", Spec{}},
+		"knowledge": {KindKnowledge, "knowledge-graph.md (L1): promoted Key Decisions", Spec{}},
+		"free":      {KindFree, "an agent's own memory directory (ckpt track): every *.md file, no required sections", Spec{}},
+	}
+})
 
 // Names of the built-in checkpoint template used when none is given.
 const Default = "six"
@@ -152,7 +156,7 @@ func Load(home, name string) (*Template, error) {
 	if !validName().MatchString(name) {
 		return nil, fmt.Errorf("template %q: %w", name, ErrUnknown)
 	}
-	b, isBuiltin := builtins[name]
+	b, isBuiltin := builtins()[name]
 	if home != "" {
 		path := filepath.Join(home, "templates", name+".md")
 		src, err := os.ReadFile(path)
@@ -184,7 +188,7 @@ func Load(home, name string) (*Template, error) {
 // a built-in template appears once, with its path as origin.
 func List(home string) ([]*Template, error) {
 	names := map[string]bool{}
-	for n := range builtins {
+	for n := range builtins() {
 		names[n] = true
 	}
 	if home != "" {
@@ -217,7 +221,7 @@ func List(home string) ([]*Template, error) {
 
 // IsBuiltin reports whether name is one of the embedded templates.
 func IsBuiltin(name string) bool {
-	_, ok := builtins[name]
+	_, ok := builtins()[name]
 	return ok
 }
 

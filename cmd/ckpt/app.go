@@ -98,7 +98,7 @@ func Main(args []string, env *Env) int {
 	out := bufio.NewWriterSize(env.Stdout, 64<<10)
 	buffered := *env
 	buffered.Stdout = out
-	app := newApp(&buffered)
+	app := newApp(&buffered, commandsFor(args, &buffered))
 	err := app.Run(append([]string{"ckpt"}, interspersed(app, args)...))
 	if ferr := out.Flush(); err == nil && ferr != nil && !errors.Is(ferr, syscall.EPIPE) {
 		err = ferr
@@ -146,7 +146,8 @@ func exitCode(err error) int {
 	return exitFailure
 }
 
-func newApp(env *Env) *cli.App {
+// newApp is the CLI with the given commands (commandsFor).
+func newApp(env *Env, cmds []*cli.Command) *cli.App {
 	app := &cli.App{
 		Name:    "ckpt",
 		Usage:   "version an agent session's checkpoint files in git",
@@ -185,7 +186,7 @@ Examples:
 			}
 			return cli.ShowAppHelp(c)
 		},
-		Commands: commands(env),
+		Commands: cmds,
 	}
 	for _, c := range app.Commands {
 		c.OnUsageError = app.OnUsageError
@@ -204,43 +205,156 @@ func version() string {
 	return "(devel)"
 }
 
-// commands lists every command; each lives in its own file.
+// commandMakers build every command, in the order help lists them; each lives in its own
+// file.
+var commandMakers = [...]func(*Env) *cli.Command{
+	initCommand,
+	writeCommand,
+	commitCommand,
+	checkCommand,
+	parseCommand,
+	logCommand,
+	showCommand,
+	diffCommand,
+	blameCommand,
+	restoreCommand,
+	sessionsCommand,
+	trackCommand,
+	pathCommand,
+	templatesCommand,
+	syncCommand,
+	kgCommand,
+	hooksCommand,
+	hookCommand,
+	agentPromptCommand,
+	cronCommand,
+	breakerCommand,
+	statusCommand,
+	searchCommand,
+	mcpCommand,
+	remoteCommand,
+	pushCommand,
+	pullCommand,
+	cloneCommand,
+	mergeDriverCommand,
+	gcCommand,
+	doctorCommand,
+	redactCommand,
+	uiCommand,
+}
+
+// commands lists every command.
 func commands(env *Env) []*cli.Command {
-	return []*cli.Command{
-		initCommand(env),
-		writeCommand(env),
-		commitCommand(env),
-		checkCommand(env),
-		parseCommand(env),
-		logCommand(env),
-		showCommand(env),
-		diffCommand(env),
-		blameCommand(env),
-		restoreCommand(env),
-		sessionsCommand(env),
-		trackCommand(env),
-		pathCommand(env),
-		templatesCommand(env),
-		syncCommand(env),
-		kgCommand(env),
-		hooksCommand(env),
-		hookCommand(env),
-		agentPromptCommand(env),
-		cronCommand(env),
-		breakerCommand(env),
-		statusCommand(env),
-		searchCommand(env),
-		mcpCommand(env),
-		remoteCommand(env),
-		pushCommand(env),
-		pullCommand(env),
-		cloneCommand(env),
-		mergeDriverCommand(env),
-		gcCommand(env),
-		doctorCommand(env),
-		redactCommand(env),
-		uiCommand(env),
+	out := make([]*cli.Command, 0, len(commandMakers))
+	for _, mk := range commandMakers {
+		out = append(out, mk(env))
 	}
+	return out
+}
+
+// commandsFor is what a command line needs of the commands: the one it names, or none for
+// --version; every one where help may list them (no command, --help) or the name is not a
+// command. ckpt runs for milliseconds, after every agent turn: building 33 commands and
+// their flags, and urfave/cli setting them all up, was a tenth of its start.
+func commandsFor(args []string, env *Env) []*cli.Command {
+	version := false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return commands(env)
+		case a == "--home" || a == "-home":
+			i++ // its value, as interspersed reads it
+		case a == "-h" || a == "--help" || a == "-help":
+			return commands(env)
+		case a == "-v" || a == "--version" || a == "-version":
+			version = true
+		case isFlag(a):
+		default:
+			// The command's name: interspersed takes the first argument that is not a flag.
+			if mk := commandNamed(a); mk != nil {
+				return []*cli.Command{mk(env)}
+			}
+			return commands(env)
+		}
+	}
+	if version {
+		return nil
+	}
+	return commands(env)
+}
+
+// commandNamed is the maker of the command called name, nil when there is none.
+func commandNamed(name string) func(*Env) *cli.Command {
+	switch name {
+	case "init":
+		return initCommand
+	case "write":
+		return writeCommand
+	case "commit":
+		return commitCommand
+	case "check":
+		return checkCommand
+	case "parse":
+		return parseCommand
+	case "log":
+		return logCommand
+	case "show":
+		return showCommand
+	case "diff":
+		return diffCommand
+	case "blame":
+		return blameCommand
+	case "restore":
+		return restoreCommand
+	case "sessions":
+		return sessionsCommand
+	case "track":
+		return trackCommand
+	case "path":
+		return pathCommand
+	case "templates":
+		return templatesCommand
+	case "sync":
+		return syncCommand
+	case "kg":
+		return kgCommand
+	case "hooks":
+		return hooksCommand
+	case "hook":
+		return hookCommand
+	case "agent-prompt":
+		return agentPromptCommand
+	case "cron":
+		return cronCommand
+	case "breaker":
+		return breakerCommand
+	case "status":
+		return statusCommand
+	case "search":
+		return searchCommand
+	case "mcp":
+		return mcpCommand
+	case "remote":
+		return remoteCommand
+	case "push":
+		return pushCommand
+	case "pull":
+		return pullCommand
+	case "clone":
+		return cloneCommand
+	case "merge-driver":
+		return mergeDriverCommand
+	case "gc":
+		return gcCommand
+	case "doctor":
+		return doctorCommand
+	case "redact":
+		return redactCommand
+	case "ui":
+		return uiCommand
+	}
+	return nil
 }
 
 // sessionFlag is -s/--session, also read from CKPT_SESSION.

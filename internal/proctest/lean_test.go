@@ -13,7 +13,8 @@ import (
 
 // TestLeanBuildLinks: the lean build, which runs after every agent turn and inside git
 // commit, links no HTTP, SSH or other network code, no web UI or MCP server and no man-page
-// generator; neither build links the generator.
+// generator; neither build links the generator. Nor does the lean build link cgo (os/user
+// did): a static binary starts without the C loader and libc.
 func TestLeanBuildLinks(t *testing.T) {
 	deps := func(tags string) []string {
 		out, err := exec.Command("go", "list", "-deps", "-tags", tags, "github.com/ckpt-dev/ckpt/cmd/ckpt").Output()
@@ -30,7 +31,8 @@ func TestLeanBuildLinks(t *testing.T) {
 			return false
 		}
 		for _, p := range []string{"net/http", "crypto/tls", "golang.org/x/crypto/ssh", "github.com/go-git/go-git/v5/plumbing/transport",
-			"html/template", "github.com/yuin/goldmark/extension", "github.com/modelcontextprotocol/", "github.com/ckpt-dev/ckpt/ui", "github.com/ckpt-dev/ckpt/mcp"} {
+			"html/template", "github.com/yuin/goldmark/extension", "github.com/modelcontextprotocol/", "github.com/ckpt-dev/ckpt/ui", "github.com/ckpt-dev/ckpt/mcp",
+			"runtime/cgo", "os/user"} {
 			if pkg == p || strings.HasPrefix(pkg, p+"/") || strings.HasPrefix(pkg, p) && strings.HasSuffix(p, "/") {
 				return true
 			}
