@@ -387,7 +387,15 @@ func TestInstallGitReplacesOlderScript(t *testing.T) {
 func fakeCkpt(t *testing.T, log string) string {
 	t.Helper()
 	bin := t.TempDir()
-	write(t, filepath.Join(bin, "ckpt"), "#!/bin/sh\necho \"ckpt $*\" >>'"+log+"'\n", 0o755)
+	// It says when ckpt's pre-commit hook left it its checkpoint (TakePreCommitMark).
+	write(t, filepath.Join(bin, "ckpt"), `#!/bin/sh
+m=
+mark=${GIT_INDEX_FILE%/*}/`+PreCommitMark+`
+if [ -f "$mark" ] && read -r pid date <"$mark" && [ "$pid $date" = "$PPID $GIT_AUTHOR_DATE" ]; then
+	m=" (pre-commit ran)"
+fi
+echo "ckpt $*$m" >>'`+log+`'
+`, 0o755)
 	return bin
 }
 
@@ -427,26 +435,40 @@ func TestGitCommitRunsHooks(t *testing.T) {
 		orig     string // existing pre-commit; "" for none
 		ckpt     bool   // a ckpt on PATH
 		wantErr  bool
+		args     []string // of git commit, besides -m change
+		wrap     bool     // another tool's pre-commit runs ckpt's as its child
 		wantLog  []string
 		wantOut  string
 	}{
 		{
-			name:    "ckpt runs for both hooks",
+			name:    "one ckpt for both hooks",
 			ckpt:    true,
+			wantLog: []string{"ckpt hook git prepare-commit-msg .git/COMMIT_EDITMSG message (pre-commit ran)"},
+		},
+		{
+			name:    "--no-verify: no pre-commit, no checkpoint",
+			ckpt:    true,
+			args:    []string{"--no-verify"},
+			wantLog: []string{"ckpt hook git prepare-commit-msg .git/COMMIT_EDITMSG message"},
+		},
+		{
+			name:    "run by another tool's hook, pre-commit starts ckpt itself",
+			ckpt:    true,
+			wrap:    true,
 			wantLog: []string{"ckpt hook git pre-commit", "ckpt hook git prepare-commit-msg .git/COMMIT_EDITMSG message"},
 		},
 		{
 			name:    "original runs first with the same arguments",
 			orig:    "#!/bin/sh\necho \"orig $#:$*\" >>\"$LOG\"\n",
 			ckpt:    true,
-			wantLog: []string{"orig 0:", "ckpt hook git pre-commit", "ckpt hook git prepare-commit-msg .git/COMMIT_EDITMSG message"},
+			wantLog: []string{"orig 0:", "ckpt hook git prepare-commit-msg .git/COMMIT_EDITMSG message (pre-commit ran)"},
 		},
 		{
 			name:     "husky directory",
 			hooksDir: ".husky",
 			orig:     "#!/bin/sh\necho husky >>\"$LOG\"\n",
 			ckpt:     true,
-			wantLog:  []string{"husky", "ckpt hook git pre-commit", "ckpt hook git prepare-commit-msg .git/COMMIT_EDITMSG message"},
+			wantLog:  []string{"husky", "ckpt hook git prepare-commit-msg .git/COMMIT_EDITMSG message (pre-commit ran)"},
 		},
 		{
 			name:    "a failing original stops the commit and ckpt",
@@ -478,12 +500,19 @@ func TestGitCommitRunsHooks(t *testing.T) {
 			if _, err := InstallGit(repo); err != nil {
 				t.Fatal(err)
 			}
+			if tc.wrap {
+				pc := filepath.Join(dir, "pre-commit")
+				if err := os.Rename(pc, pc+".wrapped"); err != nil {
+					t.Fatal(err)
+				}
+				write(t, pc, "#!/bin/sh\n\"$0.wrapped\" \"$@\"\n", 0o755)
+			}
 			path := sysPath
 			if tc.ckpt {
 				path = fakeCkpt(t, log) + string(os.PathListSeparator) + sysPath
 			}
 			head := git(t, repo, "rev-parse", "HEAD")
-			out, err := commit(t, repo, path, "-m", "change")
+			out, err := commit(t, repo, path, append(tc.args, "-m", "change")...)
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("git commit err = %v, want error %v\n%s", err, tc.wantErr, out)
 			}

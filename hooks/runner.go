@@ -293,8 +293,15 @@ func (rn *Runner) PrepareCommitMsg(workTree, msgFile string) error {
 	if err != nil {
 		return err
 	}
-	linked := LastLinked(workTree)
-	var trailers []string
+	// The sessions that could be named, with their heads; then what the code commits last
+	// named, read only as far back as those sessions need.
+	type cand struct {
+		id  string
+		sid repo.SessionID
+		h   repo.Hash
+	}
+	var cands []cand
+	var want []string
 	for _, id := range ids {
 		sid, err := repo.ParseSessionID(id)
 		if err != nil || st.Session(id).Archived {
@@ -304,14 +311,20 @@ func (rn *Runner) PrepareCommitMsg(workTree, msgFile string) error {
 		if err != nil || h == repo.ZeroHash {
 			continue
 		}
-		v := id + "@" + repo.ShortHash(h)
-		if old, ok := linked[id]; ok && old == v {
+		cands = append(cands, cand{id, sid, h})
+		want = append(want, id)
+	}
+	linked := LastLinked(workTree, want)
+	var trailers []string
+	for _, c := range cands {
+		v := c.id + "@" + repo.ShortHash(c.h)
+		if old, ok := linked[c.id]; ok && old == v {
 			continue // unchanged since a code commit named it
 		}
-		if _, ok := linked[id]; !ok {
+		if _, ok := linked[c.id]; !ok {
 			// Never named: a session with nothing but its first commit has nothing to say.
-			if r, err := rn.CP.Store.Open(sid); err == nil {
-				if ci, err := r.CommitInfo(h); err == nil && len(ci.Parents) == 0 {
+			if r, err := rn.CP.Store.Open(c.sid); err == nil {
+				if ci, err := r.CommitInfo(c.h); err == nil && len(ci.Parents) == 0 {
 					continue
 				}
 			}
