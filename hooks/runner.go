@@ -246,12 +246,8 @@ func decide(s *SessionState, fullTokens, fullEvery int) (Action, string, error) 
 // sparse only while the breaker is open) for each session bound to workTree, whose result
 // passed check or is reported. Sessions with nothing new cost three stat calls each.
 func (rn *Runner) PreCommit(workTree string) ([]Outcome, error) {
-	ids, err := BoundToProject(rn.home(), workTree)
+	ids, st, err := BoundSessions(rn.home(), workTree)
 	if err != nil || len(ids) == 0 {
-		return nil, err
-	}
-	st, err := LoadSessions(rn.home(), ids)
-	if err != nil {
 		return nil, err
 	}
 	var outs []Outcome
@@ -281,15 +277,11 @@ func (rn *Runner) PreCommit(workTree string) ([]Outcome, error) {
 func (rn *Runner) PrepareCommitMsg(workTree, msgFile string) error {
 	pending := filepath.Join(filepath.Dir(msgFile), PendingTrailers)
 	_ = os.Remove(pending) // left by a commit that was aborted in the editor
-	ids, err := BoundToProject(rn.home(), workTree)
+	ids, st, err := BoundSessions(rn.home(), workTree)
 	if err != nil || len(ids) == 0 {
 		return err
 	}
 	b, err := os.ReadFile(msgFile)
-	if err != nil {
-		return err
-	}
-	st, err := LoadSessions(rn.home(), ids)
 	if err != nil {
 		return err
 	}
