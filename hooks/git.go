@@ -1,7 +1,6 @@
 package hooks
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -9,10 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 
-	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/repo"
 )
 
@@ -404,41 +401,17 @@ const linkedDepth = 200
 // LastLinked returns, for each session of want that one of the last code commits of the
 // repository at workTree names in a Ckpt-Checkpoint trailer, the newest value
 // (<session>@<hash>). It is empty when git cannot say (no commit yet). It stops reading
-// git's history once every session of want is found, which for a session named by the
-// last commit is at the first commit.
+// git's history once every session of want is found.
 func LastLinked(workTree string, want []string) map[string]string {
-	linked := map[string]string{}
+	out := map[string]string{}
 	if len(want) == 0 {
-		return linked
+		return out
 	}
-	cmd := exec.Command("git", "log", "-n", fmt.Sprint(linkedDepth), "--format=%(trailers:key="+checkpoint.KeyCheckpoint+",valueonly,separator=%x20)")
-	cmd.Dir = workTree
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return linked
-	}
-	if err := cmd.Start(); err != nil {
-		return linked
-	}
-	complete := true
-	sc := bufio.NewScanner(out)
-	sc.Buffer(nil, 1<<20)
-	found := 0
-	for found < len(want) && sc.Scan() { // one line per commit, newest first
-		for _, v := range strings.Fields(sc.Text()) {
-			id, _, ok := strings.Cut(v, "@")
-			if _, seen := linked[id]; ok && !seen && slices.Contains(want, id) {
-				linked[id] = v
-				found++
-			}
+	at, _ := lastLinkedGit(workTree, want)
+	for id, a := range at {
+		if a.V != "" {
+			out[id] = a.V
 		}
 	}
-	if found == len(want) {
-		_ = cmd.Process.Kill() // the rest of the history cannot change the answer
-		complete = false
-	}
-	if err := cmd.Wait(); err != nil && complete {
-		return map[string]string{}
-	}
-	return linked
+	return out
 }

@@ -306,7 +306,7 @@ func (rn *Runner) PrepareCommitMsg(workTree, msgFile string) error {
 		cands = append(cands, cand{id, sid, h})
 		want = append(want, id)
 	}
-	linked := LastLinked(workTree, want)
+	linked := rn.lastLinked(workTree, want)
 	var trailers []string
 	for _, c := range cands {
 		v := c.id + "@" + repo.ShortHash(c.h)
