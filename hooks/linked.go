@@ -26,7 +26,7 @@ import (
 // trailer outside its trailer block) costs a git log.
 
 // linkedKeep is how many commits' answers the cache keeps (all repositories of the store).
-const linkedKeep = 64
+const linkedKeep = 16
 
 // linkedAt is where a session was last named, seen from one commit: its value, and how many
 // commits back (0: by that commit itself). V is "" when none of the last linkedDepth
@@ -67,15 +67,14 @@ func (rn *Runner) lastLinked(workTree string, want []string) map[string]string {
 	cache := readLinkedCache(rn.home())
 	at, ok := cache.lookup(head, want)
 	if !ok {
-		at, ok = cache.step(g, head, want)
-	}
-	if !ok {
-		if at, ok = lastLinkedGit(workTree, want); !ok {
-			return map[string]string{}
+		if at, ok = cache.step(g, head, want); !ok {
+			if at, ok = lastLinkedGit(workTree, want); !ok {
+				return map[string]string{}
+			}
 		}
+		cache.put(head, at)
+		_ = cache.write(rn.home())
 	}
-	cache.put(head, at)
-	_ = cache.write(rn.home())
 	out := map[string]string{}
 	for id, a := range at {
 		if a.V != "" {

@@ -345,6 +345,30 @@ func writeBoundIndex(home string, m map[string][]string) error {
 	return repo.WriteFileAtomic(boundTextPath(home), txt.Bytes(), repo.FilePerm, true)
 }
 
+// boundLookup is boundIndex for the work trees keys only: a store's index names every work
+// tree its thousand sessions are bound to, and a hook needs one.
+func boundLookup(home string, keys []string) (map[string][]string, error) {
+	data, err := os.ReadFile(boundPath(home))
+	if err != nil {
+		return boundIndex(home) // missing, or unreadable: boundIndex says which
+	}
+	var raw map[string]json.RawMessage
+	if json.Unmarshal(data, &raw) != nil || raw == nil {
+		return boundIndex(home)
+	}
+	m := map[string][]string{}
+	for _, k := range keys {
+		if v, ok := raw[k]; ok {
+			var ids []string
+			if json.Unmarshal(v, &ids) != nil {
+				return boundIndex(home)
+			}
+			m[k] = ids
+		}
+	}
+	return m, nil
+}
+
 // boundIndex is the index of bindings: bound.json, or, when it is missing or unreadable (a
 // store from before it, a file deleted by hand), the one rebuilt from the sessions' files,
 // which is written back when no other ckpt holds the state lock.
@@ -403,7 +427,7 @@ func BoundSessions(home, top string) ([]string, *State, error) {
 }
 
 func boundSessions(home string, keys []string) ([]string, *State, error) {
-	m, err := boundIndex(home)
+	m, err := boundLookup(home, keys)
 	if err != nil {
 		return nil, nil, err
 	}
