@@ -113,14 +113,37 @@ fi
 	return skipUnbound
 }
 
-// skipUnbound exits when the store's list of bound work trees does not name this one.
+// skipUnbound exits when the store's list of bound work trees does not name this one. A
+// short list is read by the shell itself; past boundLinesRead lines, grep reads the rest.
 const skipUnbound = `# The store lists the work trees that have sessions in state/bound.txt: when this one is
 # not there, there is nothing to do, and starting ckpt would only cost time.
 bound="${CKPT_HOME:-$PWD/.ckpt}/state/bound.txt"
-if [ -f "$bound" ] && cd -P . && ! grep -qxF -- "$PWD" "$bound"; then
-	exit 0
+if [ -f "$bound" ] && cd -P .; then
+	listed= n=0 line=
+	{
+		while [ $n -lt ` + boundLinesRead + ` ] && IFS= read -r line; do
+			n=$((n + 1))
+			if [ "$line" = "$PWD" ]; then
+				listed=yes
+				break
+			fi
+		done
+	} <"$bound"
+	if [ -z "$listed" ] && [ -n "$line" ] && [ "$line" = "$PWD" ]; then
+		listed=yes # a last line without its newline
+	fi
+	if [ -z "$listed" ] && [ $n -ge ` + boundLinesRead + ` ] && grep -qxF -- "$PWD" "$bound"; then
+		listed=yes
+	fi
+	if [ -z "$listed" ]; then
+		exit 0
+	fi
 fi
 `
+
+// boundLinesRead is how many lines of bound.txt a hook script reads before it leaves the
+// rest to grep: the shell reads a byte per system call, grep is a process.
+const boundLinesRead = "16"
 
 // deferPreCommit hands pre-commit's checkpoint to prepare-commit-msg, so that a commit
 // starts one ckpt process instead of two: it leaves PreCommitMark, naming the git process

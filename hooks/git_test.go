@@ -3,6 +3,7 @@ package hooks
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -550,5 +551,60 @@ func TestChainedHookGetsStdin(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(out); !bytes.Equal(got, []byte("a b|c\npayload\n")) {
 		t.Errorf("original saw %q", got)
+	}
+}
+
+// TestHookScriptReadsTheBoundList: the scripts start ckpt only for a work tree that
+// state/bound.txt lists, reading a short list themselves and a long one with grep.
+func TestHookScriptReadsTheBoundList(t *testing.T) {
+	isolateGit(t)
+	sysPath := systemPath(t)
+	many := func(n int) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, "/elsewhere/%d\n", i)
+		}
+		return b.String()
+	}
+	tests := []struct {
+		name   string
+		list   func(top string) string // "-" for no list at all
+		starts bool
+	}{
+		{"no list: ckpt decides", func(string) string { return "-" }, true},
+		{"empty list", func(string) string { return "" }, false},
+		{"listed first", func(top string) string { return top + "\n/elsewhere\n" }, true},
+		{"listed last, no final newline", func(top string) string { return "/elsewhere\n" + top }, true},
+		{"a longer path is not this one", func(top string) string { return top + "/sub\n" + top + "x\n" }, false},
+		{"not listed, short list", func(string) string { return many(3) }, false},
+		{"listed past the lines the shell reads", func(top string) string { return many(40) + top + "\n" }, true},
+		{"not listed, long list", func(string) string { return many(40) }, false},
+		{"listed as the 16th line", func(top string) string { return many(15) + top + "\n" }, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			repo := newRepo(t)
+			top, err := filepath.EvalSymlinks(repo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			home := t.TempDir()
+			t.Setenv("CKPT_HOME", home)
+			if l := tc.list(top); l != "-" {
+				write(t, filepath.Join(home, "state", "bound.txt"), l, 0o644)
+			}
+			if _, err := InstallGit(repo); err != nil {
+				t.Fatal(err)
+			}
+			log := filepath.Join(t.TempDir(), "log")
+			path := fakeCkpt(t, log) + string(os.PathListSeparator) + sysPath
+			if out, err := commit(t, repo, path, "-m", "change"); err != nil {
+				t.Fatalf("git commit: %v\n%s", err, out)
+			}
+			data, _ := os.ReadFile(log)
+			if started := strings.Contains(string(data), "prepare-commit-msg"); started != tc.starts {
+				t.Errorf("ckpt started = %v, want %v (log %q)", started, tc.starts, data)
+			}
+		})
 	}
 }
