@@ -157,7 +157,7 @@ const deferPreCommit = `# ckpt's prepare-commit-msg takes this hook's checkpoint
 parent=
 { read -r parent </proc/$PPID/comm; } 2>/dev/null
 next=
-{ read -r next && read -r next; } <"$dir/prepare-commit-msg" 2>/dev/null
+{ read -r next && read -r next; } 2>/dev/null <"$dir/prepare-commit-msg"
 if [ -n "$GIT_INDEX_FILE" ] && [ "${parent:-git}" = git ] && [ -x "$dir/prepare-commit-msg" ] &&
 	[ "$next" = "` + gitHookMarker + `: prepare-commit-msg" ] && command -v ckpt >/dev/null 2>&1; then
 	case $GIT_INDEX_FILE in */*) mark=${GIT_INDEX_FILE%/*}/` + PreCommitMark + ` ;; *) mark=` + PreCommitMark + ` ;; esac

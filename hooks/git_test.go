@@ -438,6 +438,7 @@ func TestGitCommitRunsHooks(t *testing.T) {
 		wantErr  bool
 		args     []string // of git commit, besides -m change
 		wrap     bool     // another tool's pre-commit runs ckpt's as its child
+		prepare  string   // replaces ckpt's prepare-commit-msg ("none": removes it)
 		wantLog  []string
 		wantOut  string
 	}{
@@ -451,6 +452,18 @@ func TestGitCommitRunsHooks(t *testing.T) {
 			ckpt:    true,
 			args:    []string{"--no-verify"},
 			wantLog: []string{"ckpt hook git prepare-commit-msg .git/COMMIT_EDITMSG message"},
+		},
+		{
+			name:    "no prepare-commit-msg of ckpt's: pre-commit starts ckpt itself",
+			ckpt:    true,
+			prepare: "#!/bin/sh\necho theirs >>\"$LOG\"\n",
+			wantLog: []string{"ckpt hook git pre-commit", "theirs"},
+		},
+		{
+			name:    "no prepare-commit-msg at all",
+			ckpt:    true,
+			prepare: "none",
+			wantLog: []string{"ckpt hook git pre-commit"},
 		},
 		{
 			name:    "run by another tool's hook, pre-commit starts ckpt itself",
@@ -500,6 +513,15 @@ func TestGitCommitRunsHooks(t *testing.T) {
 			}
 			if _, err := InstallGit(repo); err != nil {
 				t.Fatal(err)
+			}
+			switch pcm := filepath.Join(dir, "prepare-commit-msg"); tc.prepare {
+			case "":
+			case "none":
+				if err := os.Remove(pcm); err != nil {
+					t.Fatal(err)
+				}
+			default:
+				write(t, pcm, tc.prepare, 0o755)
 			}
 			if tc.wrap {
 				pc := filepath.Join(dir, "pre-commit")
