@@ -78,12 +78,16 @@ func TestLastLinkedCacheAgreesWithGit(t *testing.T) {
 	commit(wt, "-m", "feature\n\nCkpt-Checkpoint: a@8888888")
 	check(wt, "in the worktree", true)
 
-	// packed: git decides, then the next loose commit is answered from it
-	git(t, repo, "gc", "-q")
-	commit(repo, "-m", "after gc")
-	check(repo, "after gc", false)
-	commit(repo, "-m", "after gc, then one more\n\nCkpt-Checkpoint: b@9999999")
-	check(repo, "after gc, one more", true)
+	// packed objects and refs: git decides for a commit it cannot read, then the next
+	// loose commit is answered from it
+	git(t, repo, "repack", "-a", "-d", "-q")
+	git(t, repo, "prune-packed")
+	git(t, repo, "pack-refs", "--all")
+	check(repo, "the same commit, its branch in packed-refs", true)
+	commit(repo, "-m", "after the repack")
+	check(repo, "after the repack", false)
+	commit(repo, "-m", "then one more\n\nCkpt-Checkpoint: b@9999999")
+	check(repo, "after the repack, one more", true)
 	// a detached HEAD
 	git(t, repo, "checkout", "-q", "--detach")
 	commit(repo, "-m", "detached")
