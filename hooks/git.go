@@ -150,15 +150,16 @@ const boundLinesRead = "16"
 // and the commit's author date, and exits. prepare-commit-msg takes the checkpoint when
 // the mark names its own commit (TakePreCommitMark); git commit --no-verify skips this
 // hook, so it takes none. Run by anything but git itself (another tool's hook running
-// this one), beside no prepare-commit-msg of ckpt's, or without ckpt on PATH, this hook
-// goes on as it always did.
+// this one), beside no prepare-commit-msg of ckpt's, without ckpt on PATH, or on Windows
+// (where the shell's exec does not keep the process id), this hook goes on as it always
+// did.
 const deferPreCommit = `# ckpt's prepare-commit-msg takes this hook's checkpoint, in the one ckpt process of the
 # commit: here only a mark for it, naming this git process and this commit.
 parent=
 { read -r parent </proc/$PPID/comm; } 2>/dev/null
 next=
 { read -r next && read -r next; } 2>/dev/null <"$dir/prepare-commit-msg"
-if [ -n "$GIT_INDEX_FILE" ] && [ "${parent:-git}" = git ] && [ -x "$dir/prepare-commit-msg" ] &&
+if [ -n "$GIT_INDEX_FILE" ] && [ "${parent:-git}" = git ] && [ "$OS" != Windows_NT ] && [ -x "$dir/prepare-commit-msg" ] &&
 	[ "$next" = "` + gitHookMarker + `: prepare-commit-msg" ] && command -v ckpt >/dev/null 2>&1; then
 	case $GIT_INDEX_FILE in */*) mark=${GIT_INDEX_FILE%/*}/` + PreCommitMark + ` ;; *) mark=` + PreCommitMark + ` ;; esac
 	if { echo "$PPID $GIT_AUTHOR_DATE" >"$mark"; } 2>/dev/null; then

@@ -439,6 +439,7 @@ func TestGitCommitRunsHooks(t *testing.T) {
 		args     []string // of git commit, besides -m change
 		wrap     bool     // another tool's pre-commit runs ckpt's as its child
 		prepare  string   // replaces ckpt's prepare-commit-msg ("none": removes it)
+		windows  bool     // $OS says Windows_NT
 		wantLog  []string
 		wantOut  string
 	}{
@@ -464,6 +465,12 @@ func TestGitCommitRunsHooks(t *testing.T) {
 			ckpt:    true,
 			prepare: "none",
 			wantLog: []string{"ckpt hook git pre-commit"},
+		},
+		{
+			name:    "Windows: pre-commit starts ckpt itself",
+			ckpt:    true,
+			windows: true,
+			wantLog: []string{"ckpt hook git pre-commit", "ckpt hook git prepare-commit-msg .git/COMMIT_EDITMSG message"},
 		},
 		{
 			name:    "run by another tool's hook, pre-commit starts ckpt itself",
@@ -522,6 +529,9 @@ func TestGitCommitRunsHooks(t *testing.T) {
 				}
 			default:
 				write(t, pcm, tc.prepare, 0o755)
+			}
+			if tc.windows {
+				t.Setenv("OS", "Windows_NT")
 			}
 			if tc.wrap {
 				pc := filepath.Join(dir, "pre-commit")
