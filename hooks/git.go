@@ -117,8 +117,9 @@ fi
 // short list is read by the shell itself; past boundLinesRead lines, grep reads the rest.
 const skipUnbound = `# The store lists the work trees that have sessions in state/bound.txt: when this one is
 # not there, there is nothing to do, and starting ckpt would only cost time.
+# A linked worktree (.git is a file) is its main work tree's project: ckpt looks it up.
 bound="${CKPT_HOME:-$PWD/.ckpt}/state/bound.txt"
-if [ -f "$bound" ] && cd -P .; then
+if [ -f "$bound" ] && [ -d .git ] && cd -P .; then
 	listed= n=0 line=
 	{
 		while [ $n -lt ` + boundLinesRead + ` ] && IFS= read -r line; do
