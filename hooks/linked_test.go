@@ -5,6 +5,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -28,6 +29,16 @@ func TestLastLinkedCacheAgreesWithGit(t *testing.T) {
 	check := func(dir, step string, withoutGit bool) {
 		t.Helper()
 		fromGit := LastLinked(dir, want)
+		// LastLinked stops early; the whole of git log's answer agrees
+		full := map[string]string{}
+		for _, v := range strings.Fields(git(t, dir, "log", "-n", "200", "--format=%(trailers:key=Ckpt-Checkpoint,valueonly,separator=%x20)")) {
+			if id, _, _ := strings.Cut(v, "@"); full[id] == "" && slices.Contains(want, id) {
+				full[id] = v
+			}
+		}
+		if !maps.Equal(full, fromGit) {
+			t.Errorf("%s: LastLinked says %v, the whole git log %v", step, fromGit, full)
+		}
 		if withoutGit {
 			t.Setenv("PATH", t.TempDir())
 		}
