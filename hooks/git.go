@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/repo"
 )
 
@@ -99,7 +98,8 @@ exec ckpt hook git ` + hook + ` "$@"
 // skipWhenIdle is the part of a hook script that exits before starting ckpt when there is
 // nothing for it to do.
 func skipWhenIdle(hook string) string {
-	if hook == "commit-msg" {
+	switch hook {
+	case "commit-msg":
 		return `# prepare-commit-msg left trailers here only for a message still to be written in the
 # editor; without them there is nothing to add.
 case $1 in */*) pending=${1%/*}/` + PendingTrailers + ` ;; *) pending=` + PendingTrailers + ` ;; esac
@@ -107,15 +107,71 @@ if [ ! -f "$pending" ]; then
 	exit 0
 fi
 `
+	case "pre-commit":
+		return deferPreCommit + skipUnbound
 	}
-	return `# The store lists the work trees that have sessions in state/bound.txt: when this one is
+	return skipUnbound
+}
+
+// skipUnbound exits when the store's list of bound work trees does not name this one. A
+// short list is read by the shell itself; past boundLinesRead lines, grep reads the rest.
+const skipUnbound = `# The store lists the work trees that have sessions in state/bound.txt: when this one is
 # not there, there is nothing to do, and starting ckpt would only cost time.
+# A linked worktree (.git is a file) is its main work tree's project: ckpt looks it up.
 bound="${CKPT_HOME:-$PWD/.ckpt}/state/bound.txt"
-if [ -f "$bound" ] && ! grep -qxF -- "$(pwd -P)" "$bound"; then
-	exit 0
+if [ -f "$bound" ] && [ -d .git ] && cd -P .; then
+	listed= n=0 line=
+	{
+		while [ $n -lt ` + boundLinesRead + ` ] && IFS= read -r line; do
+			n=$((n + 1))
+			if [ "$line" = "$PWD" ]; then
+				listed=yes
+				break
+			fi
+		done
+	} <"$bound"
+	if [ -z "$listed" ] && [ -n "$line" ] && [ "$line" = "$PWD" ]; then
+		listed=yes # a last line without its newline
+	fi
+	if [ -z "$listed" ] && [ $n -ge ` + boundLinesRead + ` ] && grep -qxF -- "$PWD" "$bound"; then
+		listed=yes
+	fi
+	if [ -z "$listed" ]; then
+		exit 0
+	fi
 fi
 `
-}
+
+// boundLinesRead is how many lines of bound.txt a hook script reads before it leaves the
+// rest to grep: the shell reads a byte per system call, grep is a process.
+const boundLinesRead = "16"
+
+// deferPreCommit hands pre-commit's checkpoint to prepare-commit-msg, so that a commit
+// starts one ckpt process instead of two: it leaves PreCommitMark, naming the git process
+// and the commit's author date, and exits. prepare-commit-msg takes the checkpoint when
+// the mark names its own commit (TakePreCommitMark); git commit --no-verify skips this
+// hook, so it takes none. Run by anything but git itself (another tool's hook running
+// this one), beside no prepare-commit-msg of ckpt's, without ckpt on PATH, or on Windows
+// (where the shell's exec does not keep the process id), this hook goes on as it always
+// did.
+const deferPreCommit = `# ckpt's prepare-commit-msg takes this hook's checkpoint, in the one ckpt process of the
+# commit: here only a mark for it, naming this git process and this commit.
+parent=
+{ read -r parent </proc/$PPID/comm; } 2>/dev/null
+next=
+{ read -r next && read -r next; } 2>/dev/null <"$dir/prepare-commit-msg"
+if [ -n "$GIT_INDEX_FILE" ] && [ "${parent:-git}" = git ] && [ "$OS" != Windows_NT ] && [ -x "$dir/prepare-commit-msg" ] &&
+	[ "$next" = "` + gitHookMarker + `: prepare-commit-msg" ] && command -v ckpt >/dev/null 2>&1; then
+	case $GIT_INDEX_FILE in */*) mark=${GIT_INDEX_FILE%/*}/` + PreCommitMark + ` ;; *) mark=` + PreCommitMark + ` ;; esac
+	if { echo "$PPID $GIT_AUTHOR_DATE" >"$mark"; } 2>/dev/null; then
+		exit 0
+	fi
+fi
+`
+
+// PreCommitMark is the file, next to the index git commits, where ckpt's pre-commit hook
+// says that it ran for a commit (see deferPreCommit).
+const PreCommitMark = "CKPT_PRE_COMMIT"
 
 // PendingTrailers is the file, next to the commit message, where prepare-commit-msg leaves
 // the trailers of a message the editor has yet to write, for commit-msg to add.
@@ -367,22 +423,20 @@ func regularExists(path string) (bool, error) {
 // linkedDepth is how many code commits LastLinked reads back.
 const linkedDepth = 200
 
-// LastLinked returns, for each session that one of the last code commits of the repository
-// at workTree names in a Ckpt-Checkpoint trailer, the newest value (<session>@<hash>). It is
-// empty when git cannot say (no commit yet).
-func LastLinked(workTree string) map[string]string {
-	linked := map[string]string{}
-	cmd := exec.Command("git", "log", "-n", fmt.Sprint(linkedDepth), "--format=%(trailers:key="+checkpoint.KeyCheckpoint+",valueonly,separator=%x20)")
-	cmd.Dir = workTree
-	out, err := cmd.Output()
-	if err != nil {
-		return linked
+// LastLinked returns, for each session of want that one of the last code commits of the
+// repository at workTree names in a Ckpt-Checkpoint trailer, the newest value
+// (<session>@<hash>). It is empty when git cannot say (no commit yet). It stops reading
+// git's history once every session of want is found.
+func LastLinked(workTree string, want []string) map[string]string {
+	out := map[string]string{}
+	if len(want) == 0 {
+		return out
 	}
-	for _, v := range strings.Fields(string(out)) { // newest commit first
-		id, _, ok := strings.Cut(v, "@")
-		if _, seen := linked[id]; ok && !seen {
-			linked[id] = v
+	at, _ := lastLinkedGit(workTree, want)
+	for id, a := range at {
+		if a.V != "" {
+			out[id] = a.V
 		}
 	}
-	return linked
+	return out
 }

@@ -3,6 +3,7 @@ package hooks
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -387,7 +388,15 @@ func TestInstallGitReplacesOlderScript(t *testing.T) {
 func fakeCkpt(t *testing.T, log string) string {
 	t.Helper()
 	bin := t.TempDir()
-	write(t, filepath.Join(bin, "ckpt"), "#!/bin/sh\necho \"ckpt $*\" >>'"+log+"'\n", 0o755)
+	// It says when ckpt's pre-commit hook left it its checkpoint (TakePreCommitMark).
+	write(t, filepath.Join(bin, "ckpt"), `#!/bin/sh
+m=
+mark=${GIT_INDEX_FILE%/*}/`+PreCommitMark+`
+if [ -f "$mark" ] && read -r pid date <"$mark" && [ "$pid $date" = "$PPID $GIT_AUTHOR_DATE" ]; then
+	m=" (pre-commit ran)"
+fi
+echo "ckpt $*$m" >>'`+log+`'
+`, 0o755)
 	return bin
 }
 
@@ -427,26 +436,60 @@ func TestGitCommitRunsHooks(t *testing.T) {
 		orig     string // existing pre-commit; "" for none
 		ckpt     bool   // a ckpt on PATH
 		wantErr  bool
+		args     []string // of git commit, besides -m change
+		wrap     bool     // another tool's pre-commit runs ckpt's as its child
+		prepare  string   // replaces ckpt's prepare-commit-msg ("none": removes it)
+		windows  bool     // $OS says Windows_NT
 		wantLog  []string
 		wantOut  string
 	}{
 		{
-			name:    "ckpt runs for both hooks",
+			name:    "one ckpt for both hooks",
 			ckpt:    true,
+			wantLog: []string{"ckpt hook git prepare-commit-msg .git/COMMIT_EDITMSG message (pre-commit ran)"},
+		},
+		{
+			name:    "--no-verify: no pre-commit, no checkpoint",
+			ckpt:    true,
+			args:    []string{"--no-verify"},
+			wantLog: []string{"ckpt hook git prepare-commit-msg .git/COMMIT_EDITMSG message"},
+		},
+		{
+			name:    "no prepare-commit-msg of ckpt's: pre-commit starts ckpt itself",
+			ckpt:    true,
+			prepare: "#!/bin/sh\necho theirs >>\"$LOG\"\n",
+			wantLog: []string{"ckpt hook git pre-commit", "theirs"},
+		},
+		{
+			name:    "no prepare-commit-msg at all",
+			ckpt:    true,
+			prepare: "none",
+			wantLog: []string{"ckpt hook git pre-commit"},
+		},
+		{
+			name:    "Windows: pre-commit starts ckpt itself",
+			ckpt:    true,
+			windows: true,
+			wantLog: []string{"ckpt hook git pre-commit", "ckpt hook git prepare-commit-msg .git/COMMIT_EDITMSG message"},
+		},
+		{
+			name:    "run by another tool's hook, pre-commit starts ckpt itself",
+			ckpt:    true,
+			wrap:    true,
 			wantLog: []string{"ckpt hook git pre-commit", "ckpt hook git prepare-commit-msg .git/COMMIT_EDITMSG message"},
 		},
 		{
 			name:    "original runs first with the same arguments",
 			orig:    "#!/bin/sh\necho \"orig $#:$*\" >>\"$LOG\"\n",
 			ckpt:    true,
-			wantLog: []string{"orig 0:", "ckpt hook git pre-commit", "ckpt hook git prepare-commit-msg .git/COMMIT_EDITMSG message"},
+			wantLog: []string{"orig 0:", "ckpt hook git prepare-commit-msg .git/COMMIT_EDITMSG message (pre-commit ran)"},
 		},
 		{
 			name:     "husky directory",
 			hooksDir: ".husky",
 			orig:     "#!/bin/sh\necho husky >>\"$LOG\"\n",
 			ckpt:     true,
-			wantLog:  []string{"husky", "ckpt hook git pre-commit", "ckpt hook git prepare-commit-msg .git/COMMIT_EDITMSG message"},
+			wantLog:  []string{"husky", "ckpt hook git prepare-commit-msg .git/COMMIT_EDITMSG message (pre-commit ran)"},
 		},
 		{
 			name:    "a failing original stops the commit and ckpt",
@@ -478,12 +521,31 @@ func TestGitCommitRunsHooks(t *testing.T) {
 			if _, err := InstallGit(repo); err != nil {
 				t.Fatal(err)
 			}
+			switch pcm := filepath.Join(dir, "prepare-commit-msg"); tc.prepare {
+			case "":
+			case "none":
+				if err := os.Remove(pcm); err != nil {
+					t.Fatal(err)
+				}
+			default:
+				write(t, pcm, tc.prepare, 0o755)
+			}
+			if tc.windows {
+				t.Setenv("OS", "Windows_NT")
+			}
+			if tc.wrap {
+				pc := filepath.Join(dir, "pre-commit")
+				if err := os.Rename(pc, pc+".wrapped"); err != nil {
+					t.Fatal(err)
+				}
+				write(t, pc, "#!/bin/sh\n\"$0.wrapped\" \"$@\"\n", 0o755)
+			}
 			path := sysPath
 			if tc.ckpt {
 				path = fakeCkpt(t, log) + string(os.PathListSeparator) + sysPath
 			}
 			head := git(t, repo, "rev-parse", "HEAD")
-			out, err := commit(t, repo, path, "-m", "change")
+			out, err := commit(t, repo, path, append(tc.args, "-m", "change")...)
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("git commit err = %v, want error %v\n%s", err, tc.wantErr, out)
 			}
@@ -521,5 +583,60 @@ func TestChainedHookGetsStdin(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(out); !bytes.Equal(got, []byte("a b|c\npayload\n")) {
 		t.Errorf("original saw %q", got)
+	}
+}
+
+// TestHookScriptReadsTheBoundList: the scripts start ckpt only for a work tree that
+// state/bound.txt lists, reading a short list themselves and a long one with grep.
+func TestHookScriptReadsTheBoundList(t *testing.T) {
+	isolateGit(t)
+	sysPath := systemPath(t)
+	many := func(n int) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, "/elsewhere/%d\n", i)
+		}
+		return b.String()
+	}
+	tests := []struct {
+		name   string
+		list   func(top string) string // "-" for no list at all
+		starts bool
+	}{
+		{"no list: ckpt decides", func(string) string { return "-" }, true},
+		{"empty list", func(string) string { return "" }, false},
+		{"listed first", func(top string) string { return top + "\n/elsewhere\n" }, true},
+		{"listed last, no final newline", func(top string) string { return "/elsewhere\n" + top }, true},
+		{"a longer path is not this one", func(top string) string { return top + "/sub\n" + top + "x\n" }, false},
+		{"not listed, short list", func(string) string { return many(3) }, false},
+		{"listed past the lines the shell reads", func(top string) string { return many(40) + top + "\n" }, true},
+		{"not listed, long list", func(string) string { return many(40) }, false},
+		{"listed as the 16th line", func(top string) string { return many(15) + top + "\n" }, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			repo := newRepo(t)
+			top, err := filepath.EvalSymlinks(repo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			home := t.TempDir()
+			t.Setenv("CKPT_HOME", home)
+			if l := tc.list(top); l != "-" {
+				write(t, filepath.Join(home, "state", "bound.txt"), l, 0o644)
+			}
+			if _, err := InstallGit(repo); err != nil {
+				t.Fatal(err)
+			}
+			log := filepath.Join(t.TempDir(), "log")
+			path := fakeCkpt(t, log) + string(os.PathListSeparator) + sysPath
+			if out, err := commit(t, repo, path, "-m", "change"); err != nil {
+				t.Fatalf("git commit: %v\n%s", err, out)
+			}
+			data, _ := os.ReadFile(log)
+			if started := strings.Contains(string(data), "prepare-commit-msg"); started != tc.starts {
+				t.Errorf("ckpt started = %v, want %v (log %q)", started, tc.starts, data)
+			}
+		})
 	}
 }

@@ -108,6 +108,7 @@ func InstallGitLocal(repoDir string) ([]GitHookStatus, error) {
 	for _, hook := range gitHooks {
 		script := gitHookScript(hook, `# Installed by "ckpt hooks install --git --local" in this clone's own hooks directory;
 # the hook of the repository's committed hooks directory runs first.
+case $0 in */*) dir=${0%/*} ;; *) dir=. ;; esac
 orig=`+shQuote(filepath.Join(team, hook))+`
 `)
 		path := filepath.Join(local, hook)

@@ -246,12 +246,8 @@ func decide(s *SessionState, fullTokens, fullEvery int) (Action, string, error) 
 // sparse only while the breaker is open) for each session bound to workTree, whose result
 // passed check or is reported. Sessions with nothing new cost three stat calls each.
 func (rn *Runner) PreCommit(workTree string) ([]Outcome, error) {
-	ids, err := BoundToProject(rn.home(), workTree)
+	ids, st, err := BoundSessions(rn.home(), workTree)
 	if err != nil || len(ids) == 0 {
-		return nil, err
-	}
-	st, err := LoadSessions(rn.home(), ids)
-	if err != nil {
 		return nil, err
 	}
 	var outs []Outcome
@@ -281,7 +277,7 @@ func (rn *Runner) PreCommit(workTree string) ([]Outcome, error) {
 func (rn *Runner) PrepareCommitMsg(workTree, msgFile string) error {
 	pending := filepath.Join(filepath.Dir(msgFile), PendingTrailers)
 	_ = os.Remove(pending) // left by a commit that was aborted in the editor
-	ids, err := BoundToProject(rn.home(), workTree)
+	ids, st, err := BoundSessions(rn.home(), workTree)
 	if err != nil || len(ids) == 0 {
 		return err
 	}
@@ -289,12 +285,15 @@ func (rn *Runner) PrepareCommitMsg(workTree, msgFile string) error {
 	if err != nil {
 		return err
 	}
-	st, err := LoadSessions(rn.home(), ids)
-	if err != nil {
-		return err
+	// The sessions that could be named, with their heads; then what the code commits last
+	// named, read only as far back as those sessions need.
+	type cand struct {
+		id  string
+		sid repo.SessionID
+		h   repo.Hash
 	}
-	linked := LastLinked(workTree)
-	var trailers []string
+	var cands []cand
+	var want []string
 	for _, id := range ids {
 		sid, err := repo.ParseSessionID(id)
 		if err != nil || st.Session(id).Archived {
@@ -304,14 +303,20 @@ func (rn *Runner) PrepareCommitMsg(workTree, msgFile string) error {
 		if err != nil || h == repo.ZeroHash {
 			continue
 		}
-		v := id + "@" + repo.ShortHash(h)
-		if old, ok := linked[id]; ok && old == v {
+		cands = append(cands, cand{id, sid, h})
+		want = append(want, id)
+	}
+	linked := rn.lastLinked(workTree, want)
+	var trailers []string
+	for _, c := range cands {
+		v := c.id + "@" + repo.ShortHash(c.h)
+		if old, ok := linked[c.id]; ok && old == v {
 			continue // unchanged since a code commit named it
 		}
-		if _, ok := linked[id]; !ok {
+		if _, ok := linked[c.id]; !ok {
 			// Never named: a session with nothing but its first commit has nothing to say.
-			if r, err := rn.CP.Store.Open(sid); err == nil {
-				if ci, err := r.CommitInfo(h); err == nil && len(ci.Parents) == 0 {
+			if r, err := rn.CP.Store.Open(c.sid); err == nil {
+				if ci, err := r.CommitInfo(c.h); err == nil && len(ci.Parents) == 0 {
 					continue
 				}
 			}

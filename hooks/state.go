@@ -15,6 +15,7 @@ import (
 
 	"github.com/gofrs/flock"
 
+	"github.com/ckpt-dev/ckpt/internal/failpoint"
 	homepkg "github.com/ckpt-dev/ckpt/internal/home"
 	"github.com/ckpt-dev/ckpt/repo"
 )
@@ -189,7 +190,12 @@ func update(home string, ids []string, fn func(*State) error) error {
 	if err := fn(st); err != nil {
 		return err
 	}
-	boundChanged := map[string]string{}
+	type write struct {
+		id   string
+		data []byte
+	}
+	var writes []write
+	moved := map[string]string{}
 	for id, s := range st.Sessions {
 		data, err := json.MarshalIndent(s, "", "  ")
 		if err != nil {
@@ -199,15 +205,43 @@ func update(home string, ids []string, fn func(*State) error) error {
 		if bytes.Equal(data, raw[id]) {
 			continue
 		}
-		if err := repo.WriteFileAtomic(SessionStatePath(home, id), data, repo.FilePerm, true); err != nil {
-			return err
-		}
+		writes = append(writes, write{id, data})
 		if s.Bound != oldBound[id] {
-			boundChanged[id] = s.Bound
+			moved[id] = s.Bound
 		}
 	}
-	if len(boundChanged) > 0 {
-		return updateBound(home, oldBound, boundChanged)
+	// The index of bindings (bound.json, bound.txt) never misses a binding the sessions'
+	// files hold, so that a kill -9 anywhere in here cannot hide a bound session from a
+	// hook: before the files change it lists the old and the new bindings, after them the
+	// new ones only. Readers drop what it lists beyond the files (BoundSessions).
+	var index map[string][]string
+	if len(moved) > 0 {
+		var ok bool
+		if index, ok, err = readBoundIndex(home); err != nil {
+			return err
+		}
+		if !ok {
+			if index, err = indexFromSessions(home); err != nil {
+				return err
+			}
+		}
+		if err := writeBoundIndex(home, moveBound(index, oldBound, moved, true)); err != nil {
+			return err
+		}
+		if err := failpoint.Check("bindings-listed"); err != nil {
+			return err
+		}
+	}
+	for _, w := range writes {
+		if err := repo.WriteFileAtomic(SessionStatePath(home, w.id), w.data, repo.FilePerm, true); err != nil {
+			return err
+		}
+	}
+	if len(moved) > 0 {
+		if err := failpoint.Check("bindings-written"); err != nil {
+			return err
+		}
+		return writeBoundIndex(home, moveBound(index, oldBound, moved, false))
 	}
 	return nil
 }
@@ -220,30 +254,69 @@ func boundKey(dir string) string {
 	return filepath.Clean(dir)
 }
 
-// updateBound moves sessions between work trees in bound.json. The caller holds the lock.
-func updateBound(home string, old, changed map[string]string) error {
-	m := map[string][]string{}
-	if data, err := os.ReadFile(boundPath(home)); err == nil {
-		if err := json.Unmarshal(data, &m); err != nil {
-			return fmt.Errorf("%s: %w: %v", boundPath(home), ErrCorruptState, err)
-		}
+// moveBound returns a copy of the index m with the sessions of changed bound to their new
+// work trees; keep leaves them under their old ones too (the superset update writes first).
+func moveBound(m map[string][]string, old, changed map[string]string, keep bool) map[string][]string {
+	out := make(map[string][]string, len(m)+len(changed))
+	for k, ids := range m {
+		out[k] = slices.Clone(ids)
 	}
 	for id, to := range changed {
-		if from := old[id]; from != "" {
+		if from := old[id]; from != "" && !keep {
 			k := boundKey(from)
-			m[k] = slices.DeleteFunc(m[k], func(x string) bool { return x == id })
-			if len(m[k]) == 0 {
-				delete(m, k)
+			out[k] = slices.DeleteFunc(out[k], func(x string) bool { return x == id })
+			if len(out[k]) == 0 {
+				delete(out, k)
 			}
 		}
 		if to != "" {
 			k := boundKey(to)
-			if !slices.Contains(m[k], id) {
-				m[k] = append(m[k], id)
-				slices.Sort(m[k])
+			if !slices.Contains(out[k], id) {
+				out[k] = append(out[k], id)
+				slices.Sort(out[k])
 			}
 		}
 	}
+	return out
+}
+
+// indexFromSessions builds the index of bindings from every session's state file.
+func indexFromSessions(home string) (map[string][]string, error) {
+	st, _, err := loadSessions(home, nil)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string][]string{}
+	for id, s := range st.Sessions {
+		if s.Bound != "" {
+			k := boundKey(s.Bound)
+			m[k] = append(m[k], id)
+		}
+	}
+	for _, ids := range m {
+		slices.Sort(ids)
+	}
+	return m, nil
+}
+
+// readBoundIndex reads bound.json; ok is false when there is none, or none that parses (it
+// is derived data: the sessions' files rebuild it).
+func readBoundIndex(home string) (m map[string][]string, ok bool, err error) {
+	data, err := os.ReadFile(boundPath(home))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: %w", boundPath(home), err)
+	}
+	if err := json.Unmarshal(data, &m); err != nil || m == nil {
+		return nil, false, nil
+	}
+	return m, true, nil
+}
+
+// writeBoundIndex replaces bound.json, then bound.txt. The caller holds the state lock.
+func writeBoundIndex(home string, m map[string][]string) error {
 	data, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err
@@ -272,46 +345,131 @@ func updateBound(home string, old, changed map[string]string) error {
 	return repo.WriteFileAtomic(boundTextPath(home), txt.Bytes(), repo.FilePerm, true)
 }
 
+// boundLookup is boundIndex for the work trees keys only: a store's index names every work
+// tree its thousand sessions are bound to, and a hook needs one.
+func boundLookup(home string, keys []string) (map[string][]string, error) {
+	data, err := os.ReadFile(boundPath(home))
+	if err != nil {
+		return boundIndex(home) // missing, or unreadable: boundIndex says which
+	}
+	var raw map[string]json.RawMessage
+	if json.Unmarshal(data, &raw) != nil || raw == nil {
+		return boundIndex(home)
+	}
+	m := map[string][]string{}
+	for _, k := range keys {
+		if v, ok := raw[k]; ok {
+			var ids []string
+			if json.Unmarshal(v, &ids) != nil {
+				return boundIndex(home)
+			}
+			m[k] = ids
+		}
+	}
+	return m, nil
+}
+
+// boundIndex is the index of bindings: bound.json, or, when it is missing or unreadable (a
+// store from before it, a file deleted by hand), the one rebuilt from the sessions' files,
+// which is written back when no other ckpt holds the state lock.
+func boundIndex(home string) (map[string][]string, error) {
+	m, ok, err := readBoundIndex(home)
+	if err != nil || ok {
+		return m, err
+	}
+	if _, err := os.Stat(filepath.Join(stateDir(home), "sessions")); errors.Is(err, fs.ErrNotExist) {
+		return map[string][]string{}, nil // no session has state: nothing is bound, and no store is made
+	}
+	fl := flock.New(filepath.Join(stateDir(home), "state.lock"))
+	locked, err := fl.TryLock()
+	if err != nil || !locked {
+		return indexFromSessions(home) // another ckpt is updating: read, do not write
+	}
+	defer func() { _ = fl.Unlock() }()
+	if m, ok, err := readBoundIndex(home); err != nil || ok {
+		return m, err // rebuilt meanwhile
+	}
+	if m, err = indexFromSessions(home); err != nil {
+		return nil, err
+	}
+	return m, writeBoundIndex(home, m)
+}
+
 // boundTextPath lists the bound work trees one per line (see GitHookScript).
 func boundTextPath(home string) string { return filepath.Join(stateDir(home), "bound.txt") }
 
-// BoundTo lists the sessions bound to a git work tree: one small file read, which is all a
-// git hook in a repository without sessions costs.
+// BoundTo lists the sessions bound to a git work tree (BoundSessions without its main
+// work tree).
 func BoundTo(home, workTree string) ([]string, error) {
-	data, err := os.ReadFile(boundPath(home))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	m := map[string][]string{}
-	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("%s: %w: %v", boundPath(home), ErrCorruptState, err)
-	}
-	return m[boundKey(workTree)], nil
+	ids, _, err := boundSessions(home, []string{boundKey(workTree)})
+	return ids, err
 }
 
 // BoundToProject lists the sessions bound to the git work tree top or to its main work
 // tree (top being a linked `git worktree`): a project's sessions follow all its work trees.
 func BoundToProject(home, top string) ([]string, error) {
-	ids, err := BoundTo(home, top)
-	if err != nil {
-		return nil, err
-	}
+	ids, _, err := BoundSessions(home, top)
+	return ids, err
+}
+
+// BoundSessions is BoundToProject with the state of the sessions it lists: the index names
+// them (one small file read, which is all a git hook in a repository without sessions
+// costs) and their own state files confirm it, so that an index left with more than the
+// files say never makes a hook take or name a session bound elsewhere.
+func BoundSessions(home, top string) ([]string, *State, error) {
+	keys := []string{boundKey(top)}
 	if main := homepkg.MainWorkTree(top); main != top {
-		more, err := BoundTo(home, main)
-		if err != nil {
-			return nil, err
+		if k := boundKey(main); k != keys[0] {
+			keys = append(keys, k)
 		}
-		for _, id := range more {
-			if !slices.Contains(ids, id) {
-				ids = append(ids, id)
+	}
+	return boundSessions(home, keys)
+}
+
+func boundSessions(home string, keys []string) ([]string, *State, error) {
+	m, err := boundLookup(home, keys)
+	if err != nil {
+		return nil, nil, err
+	}
+	var listed []string
+	for _, k := range keys {
+		for _, id := range m[k] {
+			if !slices.Contains(listed, id) {
+				listed = append(listed, id)
 			}
 		}
-		slices.Sort(ids)
 	}
-	return ids, nil
+	if len(listed) == 0 {
+		return nil, &State{Sessions: map[string]*SessionState{}}, nil
+	}
+	st, err := LoadSessions(home, listed)
+	if err != nil {
+		return nil, nil, err
+	}
+	var ids []string
+	for _, id := range listed {
+		if b := st.Session(id).Bound; b != "" && slices.Contains(keys, boundKey(b)) {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) < len(listed) {
+		repairBoundIndex(home)
+	}
+	slices.Sort(ids)
+	return ids, st, nil
+}
+
+// repairBoundIndex rebuilds the index from the sessions' files when it lists more than they
+// say, unless another ckpt holds the state lock (it may be the update that will).
+func repairBoundIndex(home string) {
+	fl := flock.New(filepath.Join(stateDir(home), "state.lock"))
+	if locked, err := fl.TryLock(); err != nil || !locked {
+		return
+	}
+	defer func() { _ = fl.Unlock() }()
+	if m, err := indexFromSessions(home); err == nil {
+		_ = writeBoundIndex(home, m)
+	}
 }
 
 // TryTickLock takes the store's tick lock without waiting. ok is false when another tick

@@ -426,3 +426,134 @@ func TestBoundMovesWithTheSession(t *testing.T) {
 		}
 	}
 }
+
+// bind sets the work tree session id is bound to.
+func bind(t *testing.T, home, id, bound string) error {
+	t.Helper()
+	return UpdateSessions(home, []string{id}, func(st *State) error { st.Session(id).Bound = bound; return nil })
+}
+
+func boundTo(t *testing.T, home, dir string) string {
+	t.Helper()
+	ids, err := BoundTo(home, dir)
+	if err != nil {
+		t.Fatalf("BoundTo: %v", err)
+	}
+	return strings.Join(ids, ",")
+}
+
+// The index of bindings is derived data: missing (a store from before it, a file deleted
+// by hand) or unreadable, the sessions' files rebuild it, and it is written back.
+func TestBoundIndexRebuilt(t *testing.T) {
+	for _, damage := range []string{"missing", "corrupt", "empty"} {
+		t.Run(damage, func(t *testing.T) {
+			home := t.TempDir()
+			a, b := t.TempDir(), t.TempDir()
+			for id, dir := range map[string]string{"x": a, "y": a, "z": b} {
+				if err := bind(t, home, id, dir); err != nil {
+					t.Fatal(err)
+				}
+			}
+			switch damage {
+			case "missing":
+				for _, p := range []string{boundPath(home), boundTextPath(home)} {
+					if err := os.Remove(p); err != nil {
+						t.Fatal(err)
+					}
+				}
+			case "corrupt":
+				write(t, boundPath(home), "{\"/elsewhere\": [\"x\"", 0o600)
+			case "empty":
+				write(t, boundPath(home), "", 0o600)
+			}
+			if got := boundTo(t, home, a); got != "x,y" {
+				t.Errorf("bound to a: %q, want x,y", got)
+			}
+			if got := boundTo(t, home, b); got != "z" {
+				t.Errorf("bound to b: %q, want z", got)
+			}
+			if m, ok, err := readBoundIndex(home); !ok || err != nil || len(m) != 2 {
+				t.Errorf("bound.json after the rebuild: %v, %v, %v", m, ok, err)
+			}
+			if txt := string(readFile(t, boundTextPath(home))); !strings.Contains(txt, boundKey(a)+"\n") || !strings.Contains(txt, boundKey(b)+"\n") {
+				t.Errorf("bound.txt after the rebuild: %q", txt)
+			}
+			// a binding made while the index is missing keeps everybody else's
+			if err := os.Remove(boundPath(home)); err != nil {
+				t.Fatal(err)
+			}
+			if err := bind(t, home, "w", b); err != nil {
+				t.Fatal(err)
+			}
+			if m, _, _ := readBoundIndex(home); strings.Join(m[boundKey(a)], ",") != "x,y" || strings.Join(m[boundKey(b)], ",") != "w,z" {
+				t.Errorf("bound.json after a binding made without it: %v", m)
+			}
+		})
+	}
+}
+
+// A store without any session state gets no index, and no state directory, from a lookup.
+func TestBoundIndexNoStore(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "store")
+	if got := boundTo(t, home, t.TempDir()); got != "" {
+		t.Errorf("bound: %q", got)
+	}
+	if _, err := os.Stat(home); !os.IsNotExist(err) {
+		t.Errorf("the lookup made the store: %v", err)
+	}
+}
+
+// The index may list more than the sessions' files say (a kill between its two updates);
+// a session is only ever reported where its own state binds it.
+func TestBoundIndexListsMoreThanTheFiles(t *testing.T) {
+	home := t.TempDir()
+	a, b := t.TempDir(), t.TempDir()
+	if err := bind(t, home, "x", a); err != nil {
+		t.Fatal(err)
+	}
+	if err := bind(t, home, "y", b); err != nil {
+		t.Fatal(err)
+	}
+	write(t, boundPath(home), fmt.Sprintf("{%q: [\"ghost\", \"x\", \"y\"], %q: [\"y\"]}\n", boundKey(a), boundKey(b)), 0o600)
+	if got := boundTo(t, home, a); got != "x" {
+		t.Errorf("bound to a: %q, want x (y is bound to b, ghost has no state)", got)
+	}
+	if got := boundTo(t, home, b); got != "y" {
+		t.Errorf("bound to b: %q, want y", got)
+	}
+}
+
+// A binding moved by an update killed at either step between the index and the sessions'
+// files: the session is found where its file binds it, never where it does not.
+func TestBindingKilledMidway(t *testing.T) {
+	for _, point := range []string{"bindings-listed", "bindings-written"} {
+		t.Run(point, func(t *testing.T) {
+			home := t.TempDir()
+			a, b := t.TempDir(), t.TempDir()
+			if err := bind(t, home, "x", a); err != nil {
+				t.Fatal(err)
+			}
+			t.Setenv("CKPT_FAILPOINT", point)
+			if err := bind(t, home, "x", b); err == nil {
+				t.Fatal("the failpoint did not fail the update")
+			}
+			t.Setenv("CKPT_FAILPOINT", "")
+			// the hook scripts' list names both: they start ckpt, which decides
+			txt := string(readFile(t, boundTextPath(home)))
+			if !strings.Contains(txt, boundKey(a)+"\n") || !strings.Contains(txt, boundKey(b)+"\n") {
+				t.Errorf("bound.txt: %q", txt)
+			}
+			want := map[string]string{"bindings-listed": a, "bindings-written": b}[point]
+			for _, dir := range []string{a, b} {
+				got := boundTo(t, home, dir)
+				if (dir == want) != (got == "x") {
+					t.Errorf("bound to %s: %q (x's file binds it to %s)", dir, got, want)
+				}
+			}
+			// the lookup that found the index listing more put it right
+			if m, _, _ := readBoundIndex(home); len(m) != 1 || strings.Join(m[boundKey(want)], ",") != "x" {
+				t.Errorf("bound.json after the lookup: %v", m)
+			}
+		})
+	}
+}

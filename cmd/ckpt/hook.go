@@ -38,7 +38,9 @@ Examples:
 full when notes are pending); prepare-commit-msg and commit-msg add a Ckpt-Checkpoint:
 <session>@<hash> trailer to the commit message for each session that changed since a
 commit last named it. prepare-commit-msg --checkpoint does both (the pre-commit
-framework's hook, .pre-commit-hooks.yaml). git runs them from the top of the work tree.
+framework's hook, .pre-commit-hooks.yaml). The pre-commit hook ckpt installs leaves its
+checkpoint to prepare-commit-msg, so that a commit starts ckpt once (git commit
+--no-verify still takes none). git runs them from the top of the work tree.
 
 Examples:
   ckpt hook git pre-commit
@@ -117,13 +119,34 @@ func runGitHook(c *cli.Context, env *Env) error {
 	case "pre-commit":
 		return checkpoint("commit with --no-verify")
 	case "prepare-commit-msg", "commit-msg":
-		if args[0] == "prepare-commit-msg" && len(args) > 1 && args[1] == "--checkpoint" {
-			// The pre-commit framework's hook: the checkpoint, then its trailer, in the one
-			// stage whose name every version of the framework knows.
-			if err := checkpoint("skip the hook: SKIP=ckpt git commit …"); err != nil {
+		if args[0] == "prepare-commit-msg" {
+			framework := len(args) > 1 && args[1] == "--checkpoint"
+			if framework {
+				args = append(args[:1], args[2:]...)
+			}
+			// ckpt's own pre-commit hook leaves its checkpoint to this one: one ckpt
+			// process per commit.
+			idx := env.Getenv("GIT_INDEX_FILE")
+			if idx != "" {
+				idx = absIn(top, idx)
+			}
+			marked, err := hooks.TakePreCommitMark(idx, env.Getenv("GIT_AUTHOR_DATE"))
+			if err != nil {
+				if err := a.hookFailure(err); err != nil {
+					return err
+				}
+			}
+			switch {
+			case framework:
+				// The pre-commit framework's hook: the checkpoint, then its trailer, in the
+				// one stage whose name every version of the framework knows.
+				err = checkpoint("skip the hook: SKIP=ckpt git commit …")
+			case marked:
+				err = checkpoint("commit with --no-verify")
+			}
+			if err != nil {
 				return err
 			}
-			args = append(args[:1], args[2:]...)
 		}
 		if len(args) < 2 {
 			return a.hookFailure(fmt.Errorf("%s: no message file", args[0]))
