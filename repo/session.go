@@ -44,6 +44,11 @@ type Repo struct {
 	// keepPacksOpen keeps pack files open between reads (the transport, read object by
 	// object for a thousand sessions); go-git otherwise opens and closes one per object.
 	keepPacksOpen bool
+	// mirror is a bare repository (the transport) whose reflogs are appended to only where
+	// one exists, as git does in a bare repository (core.logAllRefUpdates unset): a push
+	// of a thousand sessions would otherwise create two thousand reflog files that nobody
+	// reads (PruneMirror drops them).
+	mirror bool
 }
 
 // Config returns a ckpt.<key> value from the repository's git config.

@@ -58,7 +58,7 @@ func (st *Store) Transport() (*Repo, error) {
 			return nil, err
 		}
 	}
-	return &Repo{ID: "transport", Dir: dir, GitDir: dir, WorkDir: "", LockName: ".transport", store: &quick, keepPacksOpen: true}, nil
+	return &Repo{ID: "transport", Dir: dir, GitDir: dir, WorkDir: "", LockName: ".transport", store: &quick, keepPacksOpen: true, mirror: true}, nil
 }
 
 // remotes are kept in <home>/state/remotes.json: {"origin": "URL"}.
@@ -376,7 +376,7 @@ func (r *Repo) SetRef(name string, h Hash) error {
 	if h == ZeroHash {
 		return r.store.deleteRef(r.GitDir, name, cur)
 	}
-	return r.store.updateRef(r.GitDir, refUpdate{name: name, old: cur, new: h, msg: "ckpt transport"}, r.store.Opts.Author)
+	return r.store.updateRef(r.GitDir, refUpdate{name: name, old: cur, new: h, msg: "ckpt transport", logExisting: r.mirror}, r.store.Opts.Author)
 }
 
 // Ref reads a ref (ZeroHash when absent).
