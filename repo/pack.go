@@ -189,7 +189,7 @@ func (r *Repo) packLoose(objs []Hash) (string, error) {
 			if err := emit(o.base); err != nil {
 				return err
 			}
-			if d := packfile.DiffDelta(all[o.base].data, o.data); len(d) < len(o.data)/2 {
+			if d := diffDelta(all[o.base].data, o.data); len(d) < len(o.data)/2 {
 				return pw.writeDelta(h, o.base, d)
 			}
 		}

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 
 	"github.com/ckpt-dev/ckpt/internal/hint"
 )
@@ -310,7 +309,7 @@ func (cp *Copier) emit(src *objectReader, h Hash, hint map[Hash]Hash, travels fu
 		}
 		if d := cp.depth[like] + 1; cp.copied(like) && d <= maxPackDepth {
 			if _, old, err := src.read(like); err == nil {
-				if delta := packfile.DiffDelta(old, data); len(delta) < len(data)*3/4 {
+				if delta := diffDelta(old, data); len(delta) < len(data)*3/4 {
 					cp.depth[h] = d
 					return pw.writeDelta(h, like, delta)
 				}
