@@ -8,7 +8,8 @@ import (
 // is most often its parent with one place edited: then the delta is what the two share at
 // each end, copied, and the middle inserted, found with two comparisons instead of go-git's
 // block index of src (packfile.DiffDelta, which a push of 20,000 versions spent a tenth of
-// its time in). Other pairs get go-git's delta.
+// its time in). So is a small object's (a tree, a commit) that keeps half of its parent's
+// bytes, where a block index would find little more. Other pairs get go-git's delta.
 func diffDelta(src, dst []byte) []byte {
 	if d := edgeDelta(src, dst); d != nil {
 		return d
@@ -16,10 +17,10 @@ func diffDelta(src, dst []byte) []byte {
 	return packfile.DiffDelta(src, dst)
 }
 
-// edgeDelta is the delta of diffDelta's common case, or nil when dst differs from src by
-// more than an eighth of its length in the middle, or either is empty (go-git's decoder
-// refuses a delta against nothing, git's one shorter than 4 bytes) or src is too large
-// for a delta's offsets.
+// edgeDelta is the delta of diffDelta's common cases, or nil when the middle of dst that
+// differs from src is more than an eighth of its length (half, up to smallObject bytes),
+// or either is empty (go-git's decoder refuses a delta against nothing, git's one shorter
+// than 4 bytes) or src is too large for a delta's offsets.
 func edgeDelta(src, dst []byte) []byte {
 	if len(src) == 0 || len(dst) == 0 || len(src) > 1<<32-1 {
 		return nil
@@ -34,7 +35,7 @@ func edgeDelta(src, dst []byte) []byte {
 		s++
 	}
 	mid := dst[p : len(dst)-s]
-	if len(mid) > len(dst)/8 {
+	if len(mid) > len(dst)/8 && (len(dst) > smallObject || len(mid) > len(dst)/2) {
 		return nil
 	}
 	out := make([]byte, 0, 32+len(mid)+len(mid)/127)
@@ -49,6 +50,9 @@ func edgeDelta(src, dst []byte) []byte {
 	}
 	return appendDeltaCopy(out, len(src)-s, s)
 }
+
+// smallObject is the size up to which edgeDelta takes a middle of up to half the object.
+const smallObject = 1 << 10
 
 // appendDeltaSize appends a delta header's size: 7 bits a byte, low bits first.
 func appendDeltaSize(out []byte, n int) []byte {

@@ -48,6 +48,7 @@ func TestDiffDelta(t *testing.T) {
 		{"appended", base, append(append([]byte{}, base...), "more\n"...), 40},
 		{"shortened", base, base[:len(base)-300], 40},
 		{"same", base, base, 20},
+		{"small, its middle changed", base[:80], edit(base[:80], 21, 20, string(text(20))), 40},
 		{"large file, one edit", big, edit(big, 66000, 1, "Q"), 40},
 		{"to nothing", base, nil, 0},
 		{"unrelated", base, text(8 << 10), 0},
