@@ -693,13 +693,84 @@ func (n *GitNetwork) Push(t *Repo, url string, refspecs []string) error {
 	}
 	clearStaleLocks(t.GitDir)
 	if n.Git != "" {
-		err := n.run(t, append([]string{"push", "--porcelain", url}, refspecs...))
+		args := refspecs
+		if len(refspecs) >= manySpecs {
+			spec, unstage, err := stagePush(t, refspecs)
+			if err != nil {
+				return err
+			}
+			if spec != "" {
+				defer unstage()
+				args = []string{spec}
+			}
+		}
+		err := n.run(t, append([]string{"push", "--porcelain", url}, args...))
 		if err != nil && (strings.Contains(err.Error(), "[rejected]") || strings.Contains(err.Error(), "non-fast-forward") || strings.Contains(err.Error(), "fetch first")) {
 			return hint.New(ErrRejectedPush, "ckpt pull first, then push again")
 		}
 		return err
 	}
 	return goGitPush(t.reader().storage, url, refspecs, n.Progress)
+}
+
+// manySpecs is how many refspecs make Push name its refs through pushStage: git matches
+// each refspec given on its command line against every ref of the repository, which for
+// a thousand sessions (and their thousand tracking refs) cost a second of CPU, twice what
+// the rest of the push cost; a pattern is matched once per ref.
+const manySpecs = 32
+
+// pushStage is where the transport holds, for the time of a push, the refs it sends.
+const pushStage = "refs/ckpt/push/"
+
+// stagePush points pushStage+<name> at each ref that refspecs (all "[+]refs/heads/X:
+// refs/heads/X", with or without the same +) send, after clearing what a push killed
+// before left there, and returns the one refspec that sends them all and the func that
+// clears them. Other refspecs are left to git as they are (spec "").
+func stagePush(t *Repo, refspecs []string) (spec string, unstage func(), err error) {
+	force := strings.HasPrefix(refspecs[0], "+")
+	var names []string
+	for _, rs := range refspecs {
+		src, dst, ok := strings.Cut(strings.TrimPrefix(rs, "+"), ":")
+		name, isHead := strings.CutPrefix(src, "refs/heads/")
+		if !ok || src != dst || !isHead || strings.HasPrefix(rs, "+") != force {
+			return "", nil, nil
+		}
+		names = append(names, name)
+	}
+	heads, err := t.Refs("refs/heads/")
+	if err != nil {
+		return "", nil, err
+	}
+	staged, err := t.Refs(pushStage)
+	if err != nil {
+		return "", nil, err
+	}
+	up := make(map[string]Hash, len(staged)+len(names))
+	for ref := range staged {
+		up[ref] = ZeroHash
+	}
+	for _, name := range names {
+		h := heads["refs/heads/"+name]
+		if h == ZeroHash {
+			return "", nil, nil // deleting a ref: left to git as asked
+		}
+		up[pushStage+"heads/"+name] = h
+	}
+	if err := t.SetRefs(up, "ckpt push"); err != nil {
+		return "", nil, err
+	}
+	unstage = func() {
+		clear := make(map[string]Hash, len(names))
+		for _, name := range names {
+			clear[pushStage+"heads/"+name] = ZeroHash
+		}
+		_ = t.SetRefs(clear, "ckpt push")
+	}
+	spec = pushStage + "heads/*:refs/heads/*"
+	if force {
+		spec = "+" + spec
+	}
+	return spec, unstage, nil
 }
 
 func (n *GitNetwork) run(t *Repo, args []string) error {
