@@ -7,8 +7,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/ckpt-dev/ckpt/checkpoint"
 	"github.com/ckpt-dev/ckpt/internal/failpoint"
@@ -67,9 +69,14 @@ func (s *Service) Pull(o Options) (*PullReport, error) {
 	}
 	sort.Strings(names)
 	rep := &PullReport{Remote: o.Remote, Sessions: []PulledSession{}}
-	if err := s.checkIncoming(t, o, names, remote, want); err != nil {
+	fresh, err := s.checkIncoming(t, o, names, remote, want)
+	if err != nil {
 		return rep, err
 	}
+	// Sessions new here are made ahead, several at once; the loop below takes each
+	// result in order, as if it had made it there.
+	ahead := s.createAhead(o, fresh, remote)
+	defer ahead.stop()
 	conflicts := 0
 	// What the remote has is mirrored here as each repository is brought up to date; the
 	// refs are written together, in one update of packed-refs, however the pull ends.
@@ -103,7 +110,11 @@ func (s *Service) Pull(o Options) (*PullReport, error) {
 			if o.Progress != nil {
 				o.Progress(i+1, len(names), id)
 			}
-			ps, err = s.pullSession(t, id, theirs, o)
+			if c, ok := ahead.result(ref); ok && c.done {
+				ps, err = c.ps, c.err
+			} else {
+				ps, err = s.pullSession(t, id, theirs, o)
+			}
 		default:
 			continue
 		}
@@ -151,7 +162,9 @@ func (s *Service) Pull(o Options) (*PullReport, error) {
 
 // checkIncoming checks every commit the pull would bring into a repository here, and its
 // tree, before anything is written (repo.CheckHistory): one refused tree refuses the pull.
-func (s *Service) checkIncoming(t *repo.Repo, o Options, names []string, remote map[string]repo.Hash, want map[string]bool) error {
+// It returns the refs of the sessions that are not here.
+func (s *Service) checkIncoming(t *repo.Repo, o Options, names []string, remote map[string]repo.Hash, want map[string]bool) ([]string, error) {
+	var fresh []string
 	for _, ref := range names {
 		rel := strings.TrimPrefix(ref, "refs/remotes/"+o.Remote+"/")
 		var local *repo.Repo
@@ -171,9 +184,12 @@ func (s *Service) checkIncoming(t *repo.Repo, o Options, names []string, remote 
 		}
 		if errors.Is(err, repo.ErrNotFound) {
 			local, err = nil, nil
+			if rel != "knowledge" {
+				fresh = append(fresh, ref)
+			}
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if local != nil {
 			if h, err := local.Head(); err == nil && h == remote[ref] {
@@ -181,10 +197,83 @@ func (s *Service) checkIncoming(t *repo.Repo, o Options, names []string, remote 
 			}
 		}
 		if err := repo.CheckHistory(t, remote[ref], local); err != nil {
-			return refusedIncoming(o.Remote, rel, err)
+			return nil, refusedIncoming(o.Remote, rel, err)
 		}
 	}
-	return nil
+	return fresh, nil
+}
+
+// ahead makes sessions new here on a few goroutines while Pull goes through the others:
+// each is a repository of its own, made in a directory of its own and renamed into place,
+// so making them at once changes nothing but the time it takes (a clone makes a thousand).
+// Each worker reads the transport through a Repo of its own.
+type ahead struct {
+	results map[string]chan createdSession
+	quit    chan struct{}
+	wg      sync.WaitGroup
+}
+
+type createdSession struct {
+	ps   PulledSession
+	err  error
+	done bool // false: Pull does it itself (the session appeared meanwhile)
+}
+
+func (s *Service) createAhead(o Options, fresh []string, remote map[string]repo.Hash) *ahead {
+	a := &ahead{results: make(map[string]chan createdSession, len(fresh)), quit: make(chan struct{})}
+	if len(fresh) == 0 {
+		return a
+	}
+	work := make(chan string, len(fresh))
+	for _, ref := range fresh {
+		a.results[ref] = make(chan createdSession, 1)
+		work <- ref
+	}
+	close(work)
+	for range min(runtime.GOMAXPROCS(0), maxCreators, len(fresh)) {
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			t, err := s.cp.Store.Transport()
+			for ref := range work {
+				select {
+				case <-a.quit:
+					return
+				default:
+				}
+				var c createdSession
+				if err != nil {
+					c = createdSession{err: err, done: true}
+				} else {
+					id := strings.TrimPrefix(ref, "refs/remotes/"+o.Remote+"/sessions/")
+					c.ps, c.err = s.createSession(t, id, remote[ref], o)
+					c.done = !errors.Is(c.err, repo.ErrExists)
+				}
+				a.results[ref] <- c
+			}
+		}()
+	}
+	return a
+}
+
+// maxCreators bounds the goroutines that make sessions: beyond a few, they only wait for
+// the file system.
+const maxCreators = 4
+
+// result waits for the session of ref, when it is one made ahead (ok).
+func (a *ahead) result(ref string) (c createdSession, ok bool) {
+	ch, ok := a.results[ref]
+	if !ok {
+		return c, false
+	}
+	return <-ch, true
+}
+
+// stop lets the workers finish the session each is making, and waits for them: nothing
+// is written once Pull has returned.
+func (a *ahead) stop() {
+	close(a.quit)
+	a.wg.Wait()
 }
 
 // refusedIncoming words a refusal of what branch rel of a remote holds: the remote, the
@@ -205,29 +294,40 @@ func (s *Service) pullSession(t *repo.Repo, id string, theirs repo.Hash, o Optio
 	}
 	r, err := s.cp.Store.Open(sid)
 	if errors.Is(err, repo.ErrNotFound) {
-		cp, err := t.ReadFile(theirs, checkpoint.File)
-		if err != nil {
-			return ps, fmt.Errorf("remote session %s: %w", id, err)
-		}
-		st := s.cp.Store
-		if o.Quick {
-			st = st.Quick()
-		}
-		unlock, err := s.cp.Store.Lock(string(sid), true)
-		if err != nil {
-			return ps, err
-		}
-		defer unlock()
-		if _, err := st.Materialize(sid, t, theirs, map[string]string{"template": s.cp.GuessTemplate(cp)}); err != nil {
-			return ps, fmt.Errorf("%s: %w", id, err)
-		}
-		ps.Result, ps.Commit = "created", theirs.String()
-		return ps, nil
+		return s.createSession(t, id, theirs, o)
 	}
 	if err != nil {
 		return ps, err
 	}
 	return s.integrate(r, t, theirs, o.Remote+"/"+id)
+}
+
+// createSession makes session id, which is not here, from commit theirs of the transport
+// t. It wraps repo.ErrExists when the session appeared meanwhile.
+func (s *Service) createSession(t *repo.Repo, id string, theirs repo.Hash, o Options) (PulledSession, error) {
+	ps := PulledSession{Session: id}
+	sid, err := repo.ParseSessionID(id)
+	if err != nil {
+		return ps, fmt.Errorf("remote session %q: %w", id, err)
+	}
+	cp, err := t.ReadFile(theirs, checkpoint.File)
+	if err != nil {
+		return ps, fmt.Errorf("remote session %s: %w", id, err)
+	}
+	st := s.cp.Store
+	if o.Quick {
+		st = st.Quick()
+	}
+	unlock, err := s.cp.Store.Lock(string(sid), true)
+	if err != nil {
+		return ps, err
+	}
+	defer unlock()
+	if _, err := st.Materialize(sid, t, theirs, map[string]string{"template": s.cp.GuessTemplate(cp)}); err != nil {
+		return ps, fmt.Errorf("%s: %w", id, err)
+	}
+	ps.Result, ps.Commit = "created", theirs.String()
+	return ps, nil
 }
 
 func (s *Service) pullKnowledge(t *repo.Repo, theirs repo.Hash, o Options) (PulledSession, error) {

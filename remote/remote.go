@@ -87,31 +87,30 @@ func (s *Service) Push(o Options) (*PushReport, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Each repository is scanned before its objects are copied (a repository held back
+	// leaves nothing of itself in the transport either), on a goroutine of its own that
+	// keeps a few repositories ahead of the copy: the scan reads every new object, the
+	// copy then finds most of them read.
+	scans := s.scanAhead(repos, refs, o)
+	defer scans.stop()
 	copier := repo.NewCopier(t)
 	for i, r := range repos {
 		if o.Progress != nil {
 			o.Progress(i+1, len(repos), r.ID)
 		}
 		ref := transportRef(r)
-		tracking := trackingRef(o.Remote, ref)
-		head, err := r.Head()
+		sc := <-scans.out
+		head, remoteHas, err := sc.head, sc.remoteHas, sc.err
 		if err != nil {
 			copier.Abort()
 			return nil, err
 		}
-		remoteHas := refs[tracking]
 		if head == repo.ZeroHash || head == remoteHas {
 			rep.UpToDate++
 			continue
 		}
-		// Scanned before its objects are copied: a repository held back leaves nothing of
-		// itself in the transport either.
 		if !o.AllowSecrets {
-			found, err := s.scanOutgoing(r, head, t, []repo.Hash{remoteHas}, repo.ZeroHash)
-			if err != nil {
-				copier.Abort()
-				return nil, err
-			}
+			found := sc.found
 			if len(found) > 0 {
 				rep.HeldBack = append(rep.HeldBack, r.ID)
 				rep.Secrets = append(rep.Secrets, found...)
@@ -169,6 +168,61 @@ func (s *Service) Push(o Options) (*PushReport, error) {
 		return rep, secretsError(rep, redact)
 	}
 	return rep, nil
+}
+
+// scanned is what the scan of one repository found: the head it scanned, which is the
+// head the push then copies, and what the remote has of it.
+type scanned struct {
+	head, remoteHas repo.Hash
+	found           []SecretFinding
+	err             error
+}
+
+// scanner scans repositories in order on a goroutine, a few ahead of whoever reads out.
+type scanner struct {
+	out  chan scanned
+	quit chan struct{}
+	done chan struct{}
+}
+
+// scanAhead scans repos, in order, as Push would one by one; it reads the transport
+// through a Repo of its own (the push's copy writes into the transport meanwhile; the
+// pack it writes is seen by nobody before it is finished, by the scan no more than by a
+// scan made in turn).
+func (s *Service) scanAhead(repos []*repo.Repo, refs map[string]repo.Hash, o Options) *scanner {
+	sc := &scanner{out: make(chan scanned, scanAheadRepos), quit: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(sc.done)
+		t, terr := s.cp.Store.Transport()
+		for _, r := range repos {
+			var res scanned
+			res.head, res.err = r.Head()
+			res.remoteHas = refs[trackingRef(o.Remote, transportRef(r))]
+			switch {
+			case res.err != nil:
+			case terr != nil:
+				res.err = terr
+			case res.head == repo.ZeroHash || res.head == res.remoteHas || o.AllowSecrets:
+			default:
+				res.found, res.err = s.scanOutgoing(r, res.head, t, []repo.Hash{res.remoteHas}, repo.ZeroHash)
+			}
+			select {
+			case sc.out <- res:
+			case <-sc.quit:
+				return
+			}
+		}
+	}()
+	return sc
+}
+
+// scanAheadRepos is how many repositories the scan may be ahead of the copy.
+const scanAheadRepos = 8
+
+// stop ends the scan and waits for it.
+func (sc *scanner) stop() {
+	close(sc.quit)
+	<-sc.done
 }
 
 // openTransport resolves a remote's URL and locks the transport repository.

@@ -340,7 +340,11 @@ func (s *Service) scanOutgoing(r *repo.Repo, head repo.Hash, t *repo.Repo, have 
 	}
 	// The new commits, newest first, then scanned oldest first.
 	scanned := map[repo.Hash]bool{} // blobs scanned, or in a commit the remote has
-	var fresh []repo.CommitInfo
+	type commit struct {
+		hash repo.Hash
+		repo.CommitFiles
+	}
+	var fresh []commit
 	seen := map[repo.Hash]bool{}
 	stack := []repo.Hash{head}
 	for len(stack) > 0 {
@@ -374,10 +378,11 @@ func (s *Service) scanOutgoing(r *repo.Repo, head repo.Hash, t *repo.Repo, have 
 			}
 			continue
 		}
-		ci, err := r.CommitInfo(h)
+		cf, err := r.CommitFiles(h)
 		if err != nil {
 			return nil, err
 		}
+		ci := commit{h, cf}
 		fresh = append(fresh, ci)
 		for i := len(ci.Parents) - 1; i >= 0; i-- {
 			stack = append(stack, ci.Parents[i])
@@ -386,15 +391,12 @@ func (s *Service) scanOutgoing(r *repo.Repo, head repo.Hash, t *repo.Repo, have 
 	var out []SecretFinding
 	for i := len(fresh) - 1; i >= 0; i-- {
 		ci := fresh[i]
-		c := ci.Hash
+		c := ci.hash
 		// The message leaves with the commit (ckpt commit -m puts text of the user's there).
 		for _, sec := range secrets.Scan([]byte(ci.Message), 0, s.cp.Config.Secrets.Allow) {
 			out = append(out, SecretFinding{Session: r.ID, Commit: c.String()[:12], File: CommitMessage, Line: sec.Line, Rule: sec.Rule, Secret: sec.Redacted})
 		}
-		files, err := r.FileHashes(c)
-		if err != nil {
-			return nil, err
-		}
+		files := ci.Files
 		names := make([]string, 0, len(files))
 		for n := range files {
 			names = append(names, n)

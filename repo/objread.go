@@ -604,18 +604,8 @@ func (o *objectReader) info(h Hash) (plumbing.ObjectType, int64, error) {
 	if ok {
 		return c.typ, int64(len(c.data)), nil
 	}
-	if raw, err := readObjectFile(o.loosePath(h)); err == nil {
-		zr, err := zlibReader(bytes.NewReader(raw))
-		if err != nil {
-			return 0, 0, fmt.Errorf("object %s: %w: %v", h, errCorruptPack, err)
-		}
-		defer zlibReaders.Put(zr)
-		typ, size, _, err := looseHeader(zr)
-		if err != nil {
-			return 0, 0, fmt.Errorf("object %s: %w", h, err)
-		}
-		return typ, size, nil
-	}
+	// The packs it knows first, as readUncached: a clone asks the transport, which holds
+	// everything in a pack, about thousands of objects, and a failed open each cost more.
 	for relist := range 2 {
 		for _, p := range o.packList(relist == 1) {
 			if p.open() != nil {
@@ -625,8 +615,20 @@ func (o *objectReader) info(h Hash) (plumbing.ObjectType, int64, error) {
 				return o.packedInfo(p, off)
 			}
 		}
-		if relist == 0 && o.looseExists(h) {
-			return o.info(h)
+		if relist == 1 {
+			break
+		}
+		if raw, err := readObjectFile(o.loosePath(h)); err == nil {
+			zr, err := zlibReader(bytes.NewReader(raw))
+			if err != nil {
+				return 0, 0, fmt.Errorf("object %s: %w: %v", h, errCorruptPack, err)
+			}
+			defer zlibReaders.Put(zr)
+			typ, size, _, err := looseHeader(zr)
+			if err != nil {
+				return 0, 0, fmt.Errorf("object %s: %w", h, err)
+			}
+			return typ, size, nil
 		}
 	}
 	return 0, 0, plumbing.ErrObjectNotFound
@@ -690,11 +692,9 @@ func (o *objectReader) looseExists(h Hash) bool {
 	return err == nil
 }
 
-// has reports whether the repository holds h.
+// has reports whether the repository holds h, looking in the packs it knows first (no
+// system call), then for the loose file, then in the packs written meanwhile.
 func (o *objectReader) has(h Hash) bool {
-	if o.looseExists(h) {
-		return true
-	}
 	for relist := range 2 {
 		for _, p := range o.packList(relist == 1) {
 			if p.open() != nil {

@@ -19,8 +19,12 @@ func rename(oldpath, newpath string) error { return os.Rename(oldpath, newpath) 
 func readSmall(name string) ([]byte, error) { return os.ReadFile(name) }
 
 // appendSmall appends data to a file (see openfile_unix.go).
-func appendSmall(name string, data []byte, perm fs.FileMode) error {
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, perm)
+func appendSmall(name string, data []byte, perm fs.FileMode, create bool) error {
+	flags := os.O_WRONLY | os.O_APPEND
+	if create {
+		flags |= os.O_CREATE
+	}
+	f, err := os.OpenFile(name, flags, perm)
 	if err != nil {
 		return err
 	}

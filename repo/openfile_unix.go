@@ -80,13 +80,18 @@ func readFD(fd int, name string, size int) ([]byte, error) {
 	}
 }
 
-// appendSmall appends data to a file (a reflog), creating it with perm, with bare system
-// calls. A short write is an error.
-func appendSmall(name string, data []byte, perm fs.FileMode) error {
+// appendSmall appends data to a file (a reflog), with bare system calls; it creates the
+// file with perm when create is set, else a missing file is fs.ErrNotExist. A short write
+// is an error.
+func appendSmall(name string, data []byte, perm fs.FileMode, create bool) error {
+	flags := syscall.O_WRONLY | syscall.O_APPEND | syscall.O_CLOEXEC
+	if create {
+		flags |= syscall.O_CREAT
+	}
 	var fd int
 	var err error
 	for {
-		fd, err = syscall.Open(name, syscall.O_WRONLY|syscall.O_APPEND|syscall.O_CREAT|syscall.O_CLOEXEC, uint32(perm.Perm()))
+		fd, err = syscall.Open(name, flags, uint32(perm.Perm()))
 		if !errors.Is(err, syscall.EINTR) {
 			break
 		}

@@ -189,7 +189,7 @@ func (r *Repo) packLoose(objs []Hash) (string, error) {
 			if err := emit(o.base); err != nil {
 				return err
 			}
-			if d := packfile.DiffDelta(all[o.base].data, o.data); len(d) < len(o.data)/2 {
+			if d := diffDelta(all[o.base].data, o.data); len(d) < len(o.data)/2 {
 				return pw.writeDelta(h, o.base, d)
 			}
 		}
@@ -355,11 +355,23 @@ func (r *Repo) loosePath(h Hash) string {
 func (r *Repo) looseObjects() ([]Hash, error) { return listLoose(r.GitDir) }
 
 // listLoose lists the loose objects of a repository, one directory read per fan-out
-// directory (the tmp_obj_ files of a crashed writer are not objects).
+// directory there is (the tmp_obj_ files of a crashed writer are not objects). objects/
+// is read first: a repository just made, as a clone makes a thousand, has none of the
+// 256, and trying each would cost 256 failed opens.
 func listLoose(gitDir string) ([]Hash, error) {
 	var out []Hash
-	for i := range 256 {
-		d := fmt.Sprintf("%02x", i)
+	dirs, err := os.ReadDir(filepath.Join(gitDir, "objects"))
+	if err != nil {
+		return nil, nil
+	}
+	for _, de := range dirs {
+		d := de.Name()
+		if len(d) != 2 {
+			continue
+		}
+		if _, err := hex.DecodeString(d); err != nil || strings.ToLower(d) != d {
+			continue
+		}
 		es, err := os.ReadDir(filepath.Join(gitDir, "objects", d))
 		if err != nil {
 			continue

@@ -145,9 +145,17 @@ func (pw *packWriter) entry(h Hash, typ plumbing.ObjectType, size int64, base Ha
 var (
 	zlibWriters     = sync.Pool{New: func() any { w, _ := zlib.NewWriterLevel(nil, zlib.DefaultCompression); return w }}
 	zlibFastWriters = sync.Pool{New: func() any { w, _ := zlib.NewWriterLevel(nil, zlib.BestSpeed); return w }}
+	// Entries up to storeBelow bytes (most deltas of a push) are stored, not compressed:
+	// building Huffman tables cost more than the few bytes they would save.
+	zlibStoreWriters = sync.Pool{New: func() any { w, _ := zlib.NewWriterLevel(nil, zlib.NoCompression); return w }}
 )
 
+const storeBelow = 128
+
 func (pw *packWriter) compress(data []byte, pool *sync.Pool) []byte {
+	if len(data) < storeBelow {
+		pool = &zlibStoreWriters
+	}
 	pw.zbuf.Reset()
 	zw := pool.Get().(*zlib.Writer)
 	zw.Reset(&pw.zbuf)

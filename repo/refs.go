@@ -74,6 +74,8 @@ type refUpdate struct {
 	old  Hash // ZeroHash: the ref must not exist
 	new  Hash
 	msg  string // reflog message
+	// logExisting appends to the ref's reflog only when there is one (Repo.mirror).
+	logExisting bool
 }
 
 // updateRef moves a ref from old to new with git's protocol: create <ref>.lock exclusively,
@@ -123,9 +125,9 @@ func (st *Store) appendReflog(gitDir string, u refUpdate, who Signature) {
 	}
 	for _, n := range names {
 		p := filepath.Join(gitDir, "logs", filepath.FromSlash(n))
-		err := appendSmall(p, line.Bytes(), FilePerm)
-		if errors.Is(err, fs.ErrNotExist) && os.MkdirAll(filepath.Dir(p), DirPerm) == nil {
-			_ = appendSmall(p, line.Bytes(), FilePerm)
+		err := appendSmall(p, line.Bytes(), FilePerm, !u.logExisting)
+		if errors.Is(err, fs.ErrNotExist) && !u.logExisting && os.MkdirAll(filepath.Dir(p), DirPerm) == nil {
+			_ = appendSmall(p, line.Bytes(), FilePerm, true)
 		}
 	}
 }
@@ -388,7 +390,8 @@ func (st *Store) replaceRef(gitDir, name string, old []byte, h Hash, msg string)
 // SetRef does, but writes every ref that has no loose file in one update of packed-refs:
 // packed-refs.lock taken once, the file rewritten with the new values (sorted, as git
 // writes it) and renamed into place, then one reflog entry per ref changed, appended to
-// its reflog as SetRef's are. A ref with a loose file is moved by SetRef (its own lock
+// its reflog as SetRef's are (in a mirror such as the transport, only to a reflog that
+// exists, as git does in a bare repository). A ref with a loose file is moved by SetRef (its own lock
 // file), since the loose file would hide the packed value. A push or pull of a thousand
 // sessions thus writes one file for their refs, not a thousand lock files. The caller holds
 // the repository's exclusive lock.
@@ -461,7 +464,7 @@ func (r *Repo) SetRefs(refs map[string]Hash, msg string) error {
 		if was[name] == h {
 			continue
 		}
-		changed = append(changed, refUpdate{name: name, old: was[name], new: h, msg: msg})
+		changed = append(changed, refUpdate{name: name, old: was[name], new: h, msg: msg, logExisting: r.mirror})
 		if h == ZeroHash {
 			delete(cur, name)
 		} else {

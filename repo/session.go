@@ -11,10 +11,8 @@ import (
 	"strings"
 
 	"github.com/go-git/go-billy/v5/util"
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/config"
 	format "github.com/go-git/go-git/v5/plumbing/format/config"
-	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
 // errRepositoryExists refuses to initialise over an existing git directory.
@@ -44,6 +42,11 @@ type Repo struct {
 	// keepPacksOpen keeps pack files open between reads (the transport, read object by
 	// object for a thousand sessions); go-git otherwise opens and closes one per object.
 	keepPacksOpen bool
+	// mirror is a bare repository (the transport) whose reflogs are appended to only where
+	// one exists, as git does in a bare repository (core.logAllRefUpdates unset): a push
+	// of a thousand sessions would otherwise create two thousand reflog files that nobody
+	// reads (PruneMirror drops them).
+	mirror bool
 }
 
 // Config returns a ckpt.<key> value from the repository's git config.
@@ -252,26 +255,39 @@ func (st *Store) makeRepo(dir string, spec repoSpec, fill func(*Repo) error) (er
 	return nil
 }
 
-// initGitDir creates a git directory with go-git: objects/, refs/, HEAD naming spec.head and
-// a config with core and ckpt options, through go-git's config types; then info/exclude
-// and description, which go-git does not write.
+// initGitDir creates a git directory: objects/, objects/pack/, refs/heads/, HEAD naming
+// spec.head and a config with core and ckpt options, written through go-git's config
+// types; then info/exclude and description for a work tree's. It makes the layout itself
+// rather than through go-git's storage Init, which also makes objects/info and refs/tags
+// (neither git nor go-git needs them) and stats each directory first: a clone makes a
+// thousand repositories, and directories are what costs most to create.
 func (st *Store) initGitDir(gitDir string, spec repoSpec) error {
 	fsys := newGitFS(gitDir, st.Opts.Fsync)
-	s := filesystem.NewStorage(fsys, cache.NewObjectLRUDefault())
-	// What git.InitWithOptions does, without the go-git package that links every network
-	// transport into the binary: the layout (objects/, refs/), then HEAD.
-	if err := s.Init(); err != nil {
+	if err := os.MkdirAll(gitDir, DirPerm); err != nil {
 		return err
 	}
-	if _, err := s.Reference(plumbing.HEAD); err == nil && !spec.inPlace {
+	dirs := []string{"objects", "objects/pack", "refs", "refs/heads"}
+	if !spec.bare {
+		dirs = append(dirs, "info")
+	}
+	for _, d := range dirs {
+		if err := os.Mkdir(filepath.Join(gitDir, filepath.FromSlash(d)), DirPerm); err != nil && !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(gitDir, "HEAD")); err == nil && !spec.inPlace {
 		return errRepositoryExists
 	}
 	// (A HEAD left by an adoption a crash cut short is pointed where it belongs.)
-	if err := s.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, plumbing.ReferenceName(spec.head))); err != nil {
+	if err := util.WriteFile(fsys, "HEAD", []byte("ref: "+spec.head+"\n"), FilePerm); err != nil {
 		return err
 	}
-	cfg, err := s.Config()
-	if err != nil {
+	cfg := config.NewConfig()
+	if b, err := os.ReadFile(filepath.Join(gitDir, "config")); err == nil {
+		if err := cfg.Unmarshal(b); err != nil {
+			return err
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	// Without repositoryformatversion git ignores the rest of [core] (core.worktree too).
@@ -295,7 +311,14 @@ func (st *Store) initGitDir(gitDir string, spec repoSpec) error {
 			ck.SetOption(k, spec.ckpt[k])
 		}
 	}
-	if err := s.SetConfig(cfg); err != nil {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	b, err := cfg.Marshal()
+	if err != nil {
+		return err
+	}
+	if err := util.WriteFile(fsys, "config", b, FilePerm); err != nil {
 		return err
 	}
 	if spec.bare {

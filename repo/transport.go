@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 
 	"github.com/ckpt-dev/ckpt/internal/hint"
 )
@@ -58,7 +57,7 @@ func (st *Store) Transport() (*Repo, error) {
 			return nil, err
 		}
 	}
-	return &Repo{ID: "transport", Dir: dir, GitDir: dir, WorkDir: "", LockName: ".transport", store: &quick, keepPacksOpen: true}, nil
+	return &Repo{ID: "transport", Dir: dir, GitDir: dir, WorkDir: "", LockName: ".transport", store: &quick, keepPacksOpen: true, mirror: true}, nil
 }
 
 // remotes are kept in <home>/state/remotes.json: {"origin": "URL"}.
@@ -310,7 +309,7 @@ func (cp *Copier) emit(src *objectReader, h Hash, hint map[Hash]Hash, travels fu
 		}
 		if d := cp.depth[like] + 1; cp.copied(like) && d <= maxPackDepth {
 			if _, old, err := src.read(like); err == nil {
-				if delta := packfile.DiffDelta(old, data); len(delta) < len(data)*3/4 {
+				if delta := diffDelta(old, data); len(delta) < len(data)*3/4 {
 					cp.depth[h] = d
 					return pw.writeDelta(h, like, delta)
 				}
@@ -361,6 +360,38 @@ func (g *gitReader) fileHashes(h Hash) (map[string]Hash, error) {
 	return files, withCommit(err, h)
 }
 
+// CommitFiles is what the secret scan of a push needs of a commit.
+type CommitFiles struct {
+	Parents []Hash
+	Message string
+	Files   map[string]Hash // the blob ids of its files
+}
+
+// CommitFiles reads commit h and its tree, both parsed and checked as a copy checks them
+// (treecheck.go), without go-git's commit decoder: a push scans thousands.
+func (r *Repo) CommitFiles(h Hash) (CommitFiles, error) {
+	g := r.reader()
+	typ, data, err := g.rawObject(h)
+	switch {
+	case errors.Is(err, plumbing.ErrObjectNotFound):
+		return CommitFiles{}, fmt.Errorf("commit %s: %w", short(h), ErrBadRevision)
+	case err != nil:
+		return CommitFiles{}, fmt.Errorf("read commit %s: %w", short(h), err)
+	case typ != plumbing.CommitObject:
+		return CommitFiles{}, &TreeError{Commit: h, Object: h, Problem: fmt.Sprintf("%s is a %s, not a commit", short(h), typ)}
+	}
+	c, terr := parseCommit(h, data)
+	if terr != nil {
+		return CommitFiles{}, terr
+	}
+	out := CommitFiles{Parents: c.parents}
+	if i := bytes.Index(data, []byte("\n\n")); i >= 0 {
+		out.Message = string(data[i+2:])
+	}
+	out.Files, err = g.treeFiles(c.tree)
+	return out, withCommit(err, h)
+}
+
 // Blob reads one blob.
 func (r *Repo) Blob(h Hash) ([]byte, error) { return r.reader().blob(h) }
 
@@ -376,7 +407,7 @@ func (r *Repo) SetRef(name string, h Hash) error {
 	if h == ZeroHash {
 		return r.store.deleteRef(r.GitDir, name, cur)
 	}
-	return r.store.updateRef(r.GitDir, refUpdate{name: name, old: cur, new: h, msg: "ckpt transport"}, r.store.Opts.Author)
+	return r.store.updateRef(r.GitDir, refUpdate{name: name, old: cur, new: h, msg: "ckpt transport", logExisting: r.mirror}, r.store.Opts.Author)
 }
 
 // Ref reads a ref (ZeroHash when absent).
@@ -662,13 +693,84 @@ func (n *GitNetwork) Push(t *Repo, url string, refspecs []string) error {
 	}
 	clearStaleLocks(t.GitDir)
 	if n.Git != "" {
-		err := n.run(t, append([]string{"push", "--porcelain", url}, refspecs...))
+		args := refspecs
+		if len(refspecs) >= manySpecs {
+			spec, unstage, err := stagePush(t, refspecs)
+			if err != nil {
+				return err
+			}
+			if spec != "" {
+				defer unstage()
+				args = []string{spec}
+			}
+		}
+		err := n.run(t, append([]string{"push", "--porcelain", url}, args...))
 		if err != nil && (strings.Contains(err.Error(), "[rejected]") || strings.Contains(err.Error(), "non-fast-forward") || strings.Contains(err.Error(), "fetch first")) {
 			return hint.New(ErrRejectedPush, "ckpt pull first, then push again")
 		}
 		return err
 	}
 	return goGitPush(t.reader().storage, url, refspecs, n.Progress)
+}
+
+// manySpecs is how many refspecs make Push name its refs through pushStage: git matches
+// each refspec given on its command line against every ref of the repository, which for
+// a thousand sessions (and their thousand tracking refs) cost a second of CPU, twice what
+// the rest of the push cost; a pattern is matched once per ref.
+const manySpecs = 32
+
+// pushStage is where the transport holds, for the time of a push, the refs it sends.
+const pushStage = "refs/ckpt/push/"
+
+// stagePush points pushStage+<name> at each ref that refspecs (all "[+]refs/heads/X:
+// refs/heads/X", with or without the same +) send, after clearing what a push killed
+// before left there, and returns the one refspec that sends them all and the func that
+// clears them. Other refspecs are left to git as they are (spec "").
+func stagePush(t *Repo, refspecs []string) (spec string, unstage func(), err error) {
+	force := strings.HasPrefix(refspecs[0], "+")
+	var names []string
+	for _, rs := range refspecs {
+		src, dst, ok := strings.Cut(strings.TrimPrefix(rs, "+"), ":")
+		name, isHead := strings.CutPrefix(src, "refs/heads/")
+		if !ok || src != dst || !isHead || strings.HasPrefix(rs, "+") != force {
+			return "", nil, nil
+		}
+		names = append(names, name)
+	}
+	heads, err := t.Refs("refs/heads/")
+	if err != nil {
+		return "", nil, err
+	}
+	staged, err := t.Refs(pushStage)
+	if err != nil {
+		return "", nil, err
+	}
+	up := make(map[string]Hash, len(staged)+len(names))
+	for ref := range staged {
+		up[ref] = ZeroHash
+	}
+	for _, name := range names {
+		h := heads["refs/heads/"+name]
+		if h == ZeroHash {
+			return "", nil, nil // deleting a ref: left to git as asked
+		}
+		up[pushStage+"heads/"+name] = h
+	}
+	if err := t.SetRefs(up, "ckpt push"); err != nil {
+		return "", nil, err
+	}
+	unstage = func() {
+		clear := make(map[string]Hash, len(names))
+		for _, name := range names {
+			clear[pushStage+"heads/"+name] = ZeroHash
+		}
+		_ = t.SetRefs(clear, "ckpt push")
+	}
+	spec = pushStage + "heads/*:refs/heads/*"
+	if force {
+		spec = "+" + spec
+	}
+	return spec, unstage, nil
 }
 
 func (n *GitNetwork) run(t *Repo, args []string) error {

@@ -31,6 +31,9 @@ type Rule struct {
 	anchors []string
 	// find, when set, replaces re: for matches that a regexp cannot find in linear time.
 	find func(src []byte) []secretMatch
+	// keyed finds need a key, on the match's line, that holds one of keyWords: find then
+	// runs only on the lines that hold one.
+	keyed bool
 	// fallback rules are weaker signals: a match that overlaps what another rule already
 	// matched is the same secret, reported once under the more specific rule.
 	fallback bool
@@ -153,16 +156,16 @@ var secretRules = sync.OnceValue(func() []Rule {
 		},
 		{
 			ID: "generic-secret", Description: "high-entropy value assigned to a secret-sounding key (KEY=…, key: …)",
-			find:     func(src []byte) []secretMatch { return secretAssignments(src, secretKey) },
-			fallback: true, minEntropy: 3.5, trim: ".,;:!?)]}*",
+			find:  func(src []byte) []secretMatch { return secretAssignments(src, secretKey) },
+			keyed: true, fallback: true, minEntropy: 3.5, trim: ".,;:!?)]}*",
 			accept: genericSecret,
 		},
 		{
 			// Weak passwords have low entropy: what sets them apart is the assignment itself
 			// (config syntax, a quoted value, or a value that ends the line).
 			ID: "generic-password", Description: "literal value assigned to a password, secret, token or API key (password = …, token: …)",
-			find:     passwordAssignments,
-			fallback: true, trim: ".,;",
+			find:  passwordAssignments,
+			keyed: true, fallback: true, trim: ".,;",
 			accept: literalPassword,
 		},
 	}
@@ -191,7 +194,7 @@ func Rules() []Rule {
 //
 // Empty entries are ignored.
 func Scan(src []byte, level int, allow []string) []Finding {
-	return scan(sections.Parse(src, sections.Options{Level: level}), src, allow)
+	return scan(src, allow, func() *sections.Document { return sections.Parse(src, sections.Options{Level: level}) }, false)
 }
 
 // Check returns a sections.Rules.Extra hook for sections.Check that reports every possible
@@ -200,7 +203,7 @@ func Scan(src []byte, level int, allow []string) []Finding {
 func Check(allow []string) func(*sections.Document) []sections.Finding {
 	return func(d *sections.Document) []sections.Finding {
 		var fs []sections.Finding
-		for _, s := range scan(d, d.Render(), allow) {
+		for _, s := range scan(d.Render(), allow, func() *sections.Document { return d }, false) {
 			fs = append(fs, sections.Finding{
 				Line:     s.Line,
 				Severity: sections.Warning,
@@ -212,35 +215,121 @@ func Check(allow []string) func(*sections.Document) []sections.Finding {
 	}
 }
 
-// scanText is src with what the rules need to find their way in it.
-type scanText struct {
-	src   []byte
-	lower []byte // src with ASCII letters lower-cased: same length, same offsets
-	lines []int  // byte offset of each line's start
-}
+// A scan looks first for literals: every match of a rule with anchors holds one of its
+// anchors, and every key the assignment rules accept holds one of keyWords, all on the
+// match's own line (no rule but private-key matches across a line break; it has its own
+// literal). One pass over the text finds them all; a rule then runs only on the lines
+// that hold one of its literals, and a text without any is done with. FuzzPrefilter
+// holds the result to a scan that runs every rule over the whole text.
 
-func newScanText(src []byte) *scanText {
-	t := &scanText{src: src, lower: make([]byte, len(src)), lines: []int{0}}
-	for i, c := range src {
+// keyWords are in every key name that secretKey or passwordKey accepts (lower case): each
+// secret word and suffix holds one.
+var keyWords = []string{"key", "token", "secret", "pass", "pwd", "auth", "cred", "priv"}
+
+// pemLiteral is in every match of private-key (pemBegin's regular expression).
+var pemLiteral = []byte("PRIVATE KEY")
+
+// lowerASCII lower-cases ASCII letters only, as the anchors are compared.
+var lowerASCII = func() (t [256]byte) {
+	for i := range t {
+		c := byte(i)
 		if 'A' <= c && c <= 'Z' {
 			c += 'a' - 'A'
 		}
-		t.lower[i] = c
-		if c == '\n' && i+1 < len(src) {
-			t.lines = append(t.lines, i+1)
-		}
+		t[i] = c
 	}
 	return t
+}()
+
+// prefilter finds the literals of the rules in one pass.
+type prefilter struct {
+	lits  []string             // lower case, 2 bytes or more
+	rules [][]int              // the rules (indexes into secretRules) that each literal serves
+	first [256][]int           // literals by first byte
+	pairs [1 << 16 / 64]uint64 // set for each literal's first two bytes
 }
 
-// line returns the 0-based index of the line holding offset off.
-func (t *scanText) line(off int) int { return sort.SearchInts(t.lines, off+1) - 1 }
-
-func (t *scanText) lineEnd(i int) int {
-	if i+1 < len(t.lines) {
-		return t.lines[i+1]
+var thePrefilter = sync.OnceValue(func() *prefilter {
+	p := &prefilter{}
+	rules := secretRules()
+	add := func(lit string, rule int) {
+		for i, l := range p.lits {
+			if l == lit {
+				p.rules[i] = append(p.rules[i], rule)
+				return
+			}
+		}
+		p.lits = append(p.lits, lit)
+		p.rules = append(p.rules, []int{rule})
+		p.first[lit[0]] = append(p.first[lit[0]], len(p.lits)-1)
+		k := uint16(lit[0])<<8 | uint16(lit[1])
+		p.pairs[k>>6] |= 1 << (k & 63)
 	}
-	return len(t.src)
+	for i := range rules {
+		r := &rules[i]
+		switch {
+		case r.re != nil:
+			for _, a := range r.anchors {
+				add(a, i)
+			}
+		case r.keyed:
+			for _, w := range keyWords {
+				add(w, i)
+			}
+		}
+	}
+	return p
+})
+
+// span is a line: src[s:e], its line break included.
+type span struct{ s, e int }
+
+// lines returns, for each rule, the lines of src that hold one of its literals, in order.
+func (p *prefilter) lines(src []byte, nrules int) [][]span {
+	var out [][]span
+	cur := span{-1, -1} // the line of the last literal found
+	for i := 0; i+1 < len(src); i++ {
+		a := lowerASCII[src[i]]
+		k := uint16(a)<<8 | uint16(lowerASCII[src[i+1]])
+		if p.pairs[k>>6]&(1<<(k&63)) == 0 {
+			continue
+		}
+		for _, li := range p.first[a] {
+			lit := p.lits[li]
+			if !hasLowerPrefix(src[i:], lit) {
+				continue
+			}
+			if i >= cur.e {
+				cur.s = bytes.LastIndexByte(src[:i], '\n') + 1
+				cur.e = len(src)
+				if j := bytes.IndexByte(src[i:], '\n'); j >= 0 {
+					cur.e = i + j + 1
+				}
+			}
+			if out == nil {
+				out = make([][]span, nrules)
+			}
+			for _, r := range p.rules[li] {
+				if n := len(out[r]); n == 0 || out[r][n-1] != cur {
+					out[r] = append(out[r], cur)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// hasLowerPrefix reports whether b, lower-cased, starts with lit.
+func hasLowerPrefix(b []byte, lit string) bool {
+	if len(b) < len(lit) {
+		return false
+	}
+	for i := 0; i < len(lit); i++ {
+		if lowerASCII[b[i]] != lit[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // secretMatch is a candidate secret: src[s:e], and the key it is assigned to, if known.
@@ -251,38 +340,34 @@ type secretMatch struct {
 	sep int
 }
 
-// matches returns the rule's candidates in t, in order.
-func (r *Rule) matches(t *scanText) []secretMatch {
-	if r.find != nil {
-		return r.find(t.src)
-	}
-	var lines []int
-	for _, a := range r.anchors {
-		for off := 0; off < len(t.src); {
-			i := bytes.Index(t.lower[off:], []byte(a))
-			if i < 0 {
-				break
-			}
-			l := t.line(off + i)
-			lines = append(lines, l)
-			off = t.lineEnd(l)
-		}
-	}
-	if len(lines) == 0 {
-		return nil
+// matches returns the rule's candidates in src, in order, looking only at lines when
+// lines is not nil (all: the whole text).
+func (r *Rule) matches(src []byte, lines []span, all bool) []secretMatch {
+	if all || r.find != nil && !r.keyed {
+		return r.findIn(src, 0)
 	}
 	var out []secretMatch
-	find := func(base int, b []byte) {
-		for _, m := range r.re.FindAllSubmatchIndex(b, -1) {
-			if s := m[2*r.group]; s >= 0 {
-				out = append(out, secretMatch{s: base + s, e: base + m[2*r.group+1]})
-			}
-		}
+	for _, l := range lines {
+		out = append(out, r.findIn(src[l.s:l.e], l.s)...)
 	}
-	sort.Ints(lines)
-	for i, l := range lines {
-		if i == 0 || l != lines[i-1] {
-			find(t.lines[l], t.src[t.lines[l]:t.lineEnd(l)])
+	return out
+}
+
+// findIn returns the rule's candidates in b, which starts at offset base of the text.
+func (r *Rule) findIn(b []byte, base int) []secretMatch {
+	var out []secretMatch
+	if r.find != nil {
+		out = r.find(b)
+		for i := range out {
+			out[i].s += base
+			out[i].e += base
+			out[i].sep += base
+		}
+		return out
+	}
+	for _, m := range r.re.FindAllSubmatchIndex(b, -1) {
+		if s := m[2*r.group]; s >= 0 {
+			out = append(out, secretMatch{s: base + s, e: base + m[2*r.group+1]})
 		}
 	}
 	return out
@@ -301,6 +386,9 @@ var (
 // privateKeyBlocks finds PEM private key blocks. A block runs to its END line when there is one
 // before the next block; END lines are looked up once, not once per block, to stay linear.
 func privateKeyBlocks(src []byte) []secretMatch {
+	if !bytes.Contains(src, pemLiteral) {
+		return nil
+	}
 	begins := pemBegin().FindAllIndex(src, -1)
 	if begins == nil {
 		return nil
@@ -399,20 +487,34 @@ func isValueEnd(c byte) bool {
 	return false
 }
 
-// scan scans src, the rendering of doc.
-func scan(doc *sections.Document, src []byte, allow []string) []Finding {
-	t := newScanText(src)
-	// Section boundaries come from the document's byte layout, not from Section.Line,
-	// which an edited document may not keep up to date.
-	ends := make([]int, len(doc.Sections))
-	off := len(doc.Preamble)
-	for i := range doc.Sections {
-		off += doc.Sections[i].Len()
-		ends[i] = off
+// scan scans src, the rendering of the document doc returns (parsed only to name the
+// sections of findings). plain runs every rule over the whole text, without the
+// prefilter: the reference the prefilter is tested against.
+func scan(src []byte, allow []string, doc func() *sections.Document, plain bool) []Finding {
+	rules := secretRules()
+	var lines [][]span
+	if !plain {
+		lines = thePrefilter().lines(src, len(rules))
+		if lines == nil && !bytes.Contains(src, pemLiteral) {
+			return nil
+		}
 	}
+	var ends []int
+	var d *sections.Document
 	sectionAt := func(o int) sections.ID {
-		if i := sort.SearchInts(ends, o+1); o >= len(doc.Preamble) && i < len(ends) {
-			return doc.Sections[i].ID
+		if d == nil {
+			// Section boundaries come from the document's byte layout, not from
+			// Section.Line, which an edited document may not keep up to date.
+			d = doc()
+			ends = make([]int, len(d.Sections))
+			off := len(d.Preamble)
+			for i := range d.Sections {
+				off += d.Sections[i].Len()
+				ends[i] = off
+			}
+		}
+		if i := sort.SearchInts(ends, o+1); o >= len(d.Preamble) && i < len(ends) {
+			return d.Sections[i].ID
 		}
 		return ""
 	}
@@ -422,16 +524,19 @@ func scan(doc *sections.Document, src []byte, allow []string) []Finding {
 		start int
 	}
 	var hits []hit
-	covered := make([]byte, len(src)) // 1 where earlier rules matched, allowlisted or not
+	var covered []byte // 1 where earlier rules matched, allowlisted or not
 	type dedupKey struct {
 		line      int
 		rule, val string
 	}
 	seen := map[dedupKey]bool{}
-	rules := secretRules()
 	for i := range rules {
 		r := &rules[i]
-		for _, m := range r.matches(t) {
+		var ls []span
+		if lines != nil {
+			ls = lines[i]
+		}
+		for _, m := range r.matches(src, ls, plain) {
 			s, e := m.s, m.e
 			for e > s && strings.IndexByte(r.trim, src[e-1]) >= 0 {
 				e--
@@ -443,13 +548,16 @@ func scan(doc *sections.Document, src []byte, allow []string) []Finding {
 			if v == "" || isPlaceholder(v, !r.long) || shannonEntropy(v) < r.minEntropy || (r.accept != nil && !r.accept(m.key, v)) {
 				continue
 			}
+			if covered == nil {
+				covered = make([]byte, len(src))
+			}
 			if r.fallback && bytes.IndexByte(covered[s:e], 1) >= 0 {
 				continue
 			}
 			for i := s; i < e; i++ {
 				covered[i] = 1
 			}
-			line := t.line(s) + 1
+			line := bytes.Count(src[:s], []byte{'\n'}) + 1
 			k := dedupKey{line, r.ID, v}
 			if seen[k] || secretAllowed(allow, r.ID, v) {
 				seen[k] = true

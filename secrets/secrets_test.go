@@ -7,10 +7,13 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/ckpt-dev/ckpt/internal/benchhistory"
 	"github.com/ckpt-dev/ckpt/sections"
 )
 
@@ -543,4 +546,119 @@ func FuzzCheck(f *testing.F) {
 			}
 		}
 	})
+}
+
+// prefilterInputs are texts for comparing the prefiltered scan with the plain one: the
+// filled test files, the corpus, and every fake secret in assignments and prose of several
+// shapes (keys in any case, CRLF line breaks, no final line break, a value alone).
+func prefilterInputs(t testing.TB) [][]byte {
+	fakes := fakeSecrets()
+	var out [][]byte
+	for _, name := range []string{"checkpoint.md", "clean.md"} {
+		out = append(out, fill(t, name, fakes))
+	}
+	for _, dir := range []string{filepath.Join("..", "testdata", "corpus"), filepath.Join("..", "..", "shared", "corpus")} {
+		_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".md") {
+				if b, err := os.ReadFile(p); err == nil {
+					out = append(out, b)
+				}
+			}
+			return nil
+		})
+	}
+	shapes := []string{
+		"%s", "%s\n", "x %s y\n", "KEY=%s", "Api_Key: %s\n", "PASSWORD = \"%s\"\r\n", "authToken=%s # c\n",
+		"- clientSecret: `%s`\n", "**Private**: %s.\n", "creds: Bearer %s\n", "pwd=%s\nnext line\n",
+		"postgres://user:%s@host/db\n", "## Notes\n\ntext\n\n## Keys\n\nTOKEN: %s\n", "line\r\nsecret_access_key = %s\r\n",
+	}
+	values := []string{
+		// The other prefixes of the token rules.
+		"AS" + "IA" + fakes["AWS_ACCESS_KEY_ID"][4:], "gh" + "o_" + fakes["GITHUB_TOKEN"][4:], "gh" + "u_" + fakes["GITHUB_TOKEN"][4:],
+		"gh" + "s_" + fakes["GITHUB_TOKEN"][4:], "gh" + "r_" + fakes["GITHUB_TOKEN"][4:], "r" + fakes["STRIPE_KEY"][1:],
+		"xo" + "xp-" + fakes["SLACK_TOKEN"][5:], "https://hooks.slack" + ".com/workflows/" + fakes["GENERIC_SECRET"],
+	}
+	for _, name := range sortedKeys(fakes) {
+		values = append(values, fakes[name])
+	}
+	for _, v := range values {
+		for _, sh := range shapes {
+			out = append(out, fmt.Appendf(nil, sh, v))
+		}
+	}
+	return out
+}
+
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// checkPrefilter fails when the prefiltered scan of src differs from running every rule
+// over the whole text.
+func checkPrefilter(t *testing.T, src []byte, allow []string) {
+	t.Helper()
+	doc := func() *sections.Document { return sections.Parse(src, sections.Options{}) }
+	got, want := scan(src, allow, doc, false), scan(src, allow, doc, true)
+	if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
+		t.Fatalf("prefiltered scan of %q:\n%+v\nwant (plain scan):\n%+v", src, got, want)
+	}
+}
+
+// TestPrefilterAgrees: the literal prefilter never hides or adds a finding.
+func TestPrefilterAgrees(t *testing.T) {
+	// Every word that makes a key secret holds a key word, so the prefilter keeps its line.
+	words := append([]string{"apikey", "secretkey", "accesskey"}, secretSuffixes...)
+	for w := range secretWords {
+		words = append(words, w)
+	}
+	for _, w := range words {
+		if !slices.ContainsFunc(keyWords, func(k string) bool { return strings.Contains(w, k) }) {
+			t.Errorf("secret word %q holds none of keyWords", w)
+		}
+	}
+	found := 0
+	for _, src := range prefilterInputs(t) {
+		checkPrefilter(t, src, nil)
+		checkPrefilter(t, bytes.ToUpper(src), nil)
+		checkPrefilter(t, src, []string{"rule:generic-secret", "prefix:gh"})
+		found += len(scan(src, nil, func() *sections.Document { return sections.Parse(src, sections.Options{}) }, true))
+	}
+	if found < 100 {
+		t.Fatalf("the inputs hold only %d findings: the comparison proves little", found)
+	}
+}
+
+// FuzzPrefilter holds the prefiltered scan to the plain one on any text.
+func FuzzPrefilter(f *testing.F) {
+	for _, src := range prefilterInputs(f) {
+		f.Add(src)
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		checkPrefilter(t, src, nil)
+	})
+}
+
+// BenchmarkScanSecretsHistory is the push scan's cost per version of the benchmark
+// sessions' checkpoints (internal/benchhistory): prose with no secret, as most are.
+func BenchmarkScanSecretsHistory(b *testing.B) {
+	var srcs [][]byte
+	n := 0
+	for v := range 20 {
+		srcs = append(srcs, benchhistory.Checkpoint(v))
+		n += len(srcs[v])
+	}
+	b.SetBytes(int64(n / len(srcs)))
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if fs := Scan(srcs[i%len(srcs)], 0, nil); len(fs) != 0 {
+			b.Fatal(fs)
+		}
+		i++
+	}
 }
