@@ -60,8 +60,13 @@ type packFile struct {
 	once sync.Once
 	err  error
 	idx  *mapping
-	pack *mapping
-	n    uint32 // objects
+	// The .pack is mapped when an object is first found in the index (openPack): a
+	// process that only looks objects up (the loose ones, newer than every pack) maps
+	// no pack at all.
+	packOnce sync.Once
+	packErr  error
+	pack     *mapping
+	n        uint32 // objects
 	// Offsets of the tables in idx.
 	names, crcs, offs, offs64 int
 	failed                    atomic.Bool // open failed: list it again next time
@@ -146,11 +151,40 @@ func (o *objectReader) packList(relist bool) []*packFile {
 
 // open maps the index and the pack and checks that they belong together.
 func (p *packFile) open() error {
+	if err := p.openIndex(); err != nil {
+		return err
+	}
+	return p.openPack()
+}
+
+// openIndex maps the index only.
+func (p *packFile) openIndex() error {
 	p.once.Do(func() {
 		p.err = p.load()
 		p.failed.Store(p.err != nil)
 	})
 	return p.err
+}
+
+// openPack maps the pack and checks that it belongs to the index (opened first).
+func (p *packFile) openPack() error {
+	p.packOnce.Do(func() {
+		p.packErr = p.loadPack()
+		if p.packErr != nil {
+			p.failed.Store(true)
+		}
+	})
+	return p.packErr
+}
+
+// locate returns the offset of h in the pack, mapping the pack when h is there. A pack that
+// does not match its index holds nothing.
+func (p *packFile) locate(h Hash) (int64, bool) {
+	off, ok := p.find(h)
+	if !ok || p.openPack() != nil {
+		return 0, false
+	}
+	return off, true
 }
 
 func (p *packFile) load() error {
@@ -184,28 +218,34 @@ func (p *packFile) load() error {
 	if int64(n) > int64(len(d)) || len(d) < min || (len(d)-min)%8 != 0 {
 		return bad("size does not match its object count")
 	}
+	p.idx, p.n = idx, n
+	// Unmapped once no reader can reach the pack: a reader in another goroutine may be
+	// inflating from it after the repository was reset. Every method that reads the
+	// mappings keeps p alive until it is done with them.
+	runtime.AddCleanup(p, func(m *mapping) { m.close() }, idx)
+	return nil
+}
+
+// loadPack maps the pack of an open index and checks that they belong together.
+func (p *packFile) loadPack() error {
+	defer runtime.KeepAlive(p)
+	d, n := p.idx.data, p.n
 	pack, err := mapFile(p.name + ".pack")
 	if err != nil {
-		idx.close()
 		return err
 	}
 	pd := pack.data
 	if len(pd) < 12+20 || string(pd[:4]) != "PACK" || binary.BigEndian.Uint32(pd[8:]) != n ||
 		!bytes.Equal(pd[len(pd)-20:], d[len(d)-40:len(d)-20]) {
 		pack.close()
-		idx.close()
 		return fmt.Errorf("%s.pack: %w: does not match its index", p.name, errCorruptPack)
 	}
 	if v := binary.BigEndian.Uint32(pd[4:]); v != 2 && v != 3 {
 		pack.close()
-		idx.close()
 		return fmt.Errorf("%s.pack: %w: version %d", p.name, errCorruptPack, v)
 	}
-	p.idx, p.pack, p.n = idx, pack, n
-	// Unmapped once no reader can reach the pack: a reader in another goroutine may be
-	// inflating from it after the repository was reset. Every method that reads the
-	// mappings keeps p alive until it is done with them.
-	runtime.AddCleanup(p, func(ms [2]*mapping) { ms[0].close(); ms[1].close() }, [2]*mapping{idx, pack})
+	p.pack = pack
+	runtime.AddCleanup(p, func(m *mapping) { m.close() }, pack)
 	return nil
 }
 
@@ -461,10 +501,10 @@ func (o *objectReader) cachePut(p *packFile, off int64, typ plumbing.ObjectType,
 // locate finds the pack and offset of h.
 func (o *objectReader) locate(h Hash) (*packFile, int64, bool) {
 	for _, p := range o.packList(false) {
-		if p.open() != nil {
+		if p.openIndex() != nil {
 			continue
 		}
-		if off, ok := p.find(h); ok {
+		if off, ok := p.locate(h); ok {
 			return p, off, true
 		}
 	}
@@ -579,10 +619,10 @@ func (o *objectReader) read(h Hash) (plumbing.ObjectType, []byte, error) {
 func (o *objectReader) readUncached(h Hash) (plumbing.ObjectType, []byte, error) {
 	for relist := range 2 {
 		for _, p := range o.packList(relist == 1) {
-			if p.open() != nil {
+			if p.openIndex() != nil {
 				continue
 			}
-			if off, ok := p.find(h); ok {
+			if off, ok := p.locate(h); ok {
 				return o.readPacked(p, off)
 			}
 		}
@@ -608,10 +648,10 @@ func (o *objectReader) info(h Hash) (plumbing.ObjectType, int64, error) {
 	// everything in a pack, about thousands of objects, and a failed open each cost more.
 	for relist := range 2 {
 		for _, p := range o.packList(relist == 1) {
-			if p.open() != nil {
+			if p.openIndex() != nil {
 				continue
 			}
-			if off, ok := p.find(h); ok {
+			if off, ok := p.locate(h); ok {
 				return o.packedInfo(p, off)
 			}
 		}
@@ -697,10 +737,10 @@ func (o *objectReader) looseExists(h Hash) bool {
 func (o *objectReader) has(h Hash) bool {
 	for relist := range 2 {
 		for _, p := range o.packList(relist == 1) {
-			if p.open() != nil {
+			if p.openIndex() != nil {
 				continue
 			}
-			if _, ok := p.find(h); ok {
+			if _, ok := p.locate(h); ok {
 				return true
 			}
 		}
@@ -918,10 +958,10 @@ func (o *objectReader) looseSet() map[Hash]bool {
 // hasPacked reports whether a pack holds h, without relisting the packs.
 func (o *objectReader) hasPacked(h Hash) bool {
 	for _, p := range o.packList(false) {
-		if p.open() != nil {
+		if p.openIndex() != nil {
 			continue
 		}
-		if _, ok := p.find(h); ok {
+		if _, ok := p.locate(h); ok {
 			return true
 		}
 	}
