@@ -235,19 +235,12 @@ func (g *gitFS) syncDirs() error {
 	dirs := g.pending
 	g.pending = nil
 	g.mu.Unlock()
-	// Concurrent fsyncs share the file system's journal commits (ext4's jbd2 commits them
-	// together): three directories cost about one commit's wait, not three.
-	errs := make(chan error, len(dirs))
 	for d := range dirs {
-		go func() { errs <- syncDir(d) }()
-	}
-	var first error
-	for range dirs {
-		if err := <-errs; err != nil && first == nil {
-			first = err
+		if err := syncDir(d); err != nil {
+			return err
 		}
 	}
-	return first
+	return nil
 }
 
 func (g *gitFS) Remove(name string) error {

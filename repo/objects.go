@@ -7,11 +7,9 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
-	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
 // Objects are encoded by go-git and stored through its storer, as git-bug's
@@ -101,37 +99,16 @@ func (w objectStore) put(o *plumbing.MemoryObject) (Hash, error) {
 	return h, nil
 }
 
-// putAll stores objs. With fsync on, each object is written in its own goroutine: every
-// one waits for its fsync before its rename (a renamed object must be whole), and
-// concurrent fsyncs share the file system's journal commits, so a commit's blob, tree and
-// commit cost about one fsync's wait instead of three. Each goroutine writes through a
-// storage of its own over the same gitFS: go-git's storage is not safe for concurrent
-// writes (NewObject resets its object list), the gitFS is. The memory storer is not either,
-// and without fsync there is nothing to wait for.
+// putAll stores objs, one after the other. (Writing them on goroutines of their own, so that
+// their fsyncs overlap, was measured slower in a whole ckpt process: each blocked fsync
+// needs a new thread.)
 func (w objectStore) putAll(objs []*plumbing.MemoryObject) error {
-	if w.fs == nil || !w.fs.sync || len(objs) < 2 {
-		for _, o := range objs {
-			if _, err := w.put(o); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	errs := make(chan error, len(objs))
 	for _, o := range objs {
-		go func() {
-			own := objectStore{s: filesystem.NewStorage(w.fs, cache.NewObjectLRU(0)), fs: w.fs}
-			_, err := own.put(o)
-			errs <- err
-		}()
-	}
-	var first error
-	for range objs {
-		if err := <-errs; err != nil && first == nil {
-			first = err
+		if _, err := w.put(o); err != nil {
+			return err
 		}
 	}
-	return first
+	return nil
 }
 
 // objects is the repository's object writer.
