@@ -76,17 +76,27 @@ func (s *Service) Pull(o Options) (*PullReport, error) {
 	// Sessions new here are made ahead, several at once; the loop below takes each
 	// result in order, as if it had made it there.
 	ahead := s.createAhead(o, fresh, remote)
-	defer ahead.stop()
 	conflicts := 0
 	// What the remote has is mirrored here as each repository is brought up to date; the
 	// refs are written together, in one update of packed-refs, however the pull ends.
 	mirrored := map[string]repo.Hash{}
+	mirrorRef := func(ref string) string {
+		return strings.Replace(ref, "refs/remotes/"+o.Remote+"/", "refs/heads/", 1)
+	}
 	mirror := func() error {
 		m := mirrored
-		mirrored = nil
+		mirrored = map[string]repo.Hash{}
 		return t.SetRefs(m, "ckpt transport")
 	}
-	defer func() { _ = mirror() }() // a pull that stopped half way: what it did
+	defer func() {
+		// A pull that stopped half way: what it did, sessions made ahead that the loop
+		// did not reach included (each was made whole; the report says so).
+		for _, c := range ahead.finish() {
+			mirrored[mirrorRef(c.ref)] = remote[c.ref]
+			rep.Sessions = append(rep.Sessions, c.ps)
+		}
+		_ = mirror()
+	}()
 
 	for i, ref := range names {
 		theirs := remote[ref]
@@ -125,7 +135,7 @@ func (s *Service) Pull(o Options) (*PullReport, error) {
 			return rep, err
 		}
 		// What the remote has is now mirrored here; a later push compares with it.
-		mirrored[strings.Replace(ref, "refs/remotes/"+o.Remote+"/", "refs/heads/", 1)] = theirs
+		mirrored[mirrorRef(ref)] = theirs
 		if ps.Result == "conflict" {
 			conflicts++
 		}
@@ -208,8 +218,11 @@ func (s *Service) checkIncoming(t *repo.Repo, o Options, names []string, remote 
 // so making them at once changes nothing but the time it takes (a clone makes a thousand).
 // Each worker reads the transport through a Repo of its own.
 type ahead struct {
+	fresh   []string // the refs, in Pull's order
 	results map[string]chan createdSession
+	taken   map[string]bool // results Pull read (its goroutine only)
 	quit    chan struct{}
+	stopped sync.Once
 	wg      sync.WaitGroup
 }
 
@@ -220,7 +233,7 @@ type createdSession struct {
 }
 
 func (s *Service) createAhead(o Options, fresh []string, remote map[string]repo.Hash) *ahead {
-	a := &ahead{results: make(map[string]chan createdSession, len(fresh)), quit: make(chan struct{})}
+	a := &ahead{fresh: fresh, results: make(map[string]chan createdSession, len(fresh)), taken: map[string]bool{}, quit: make(chan struct{})}
 	if len(fresh) == 0 {
 		return a
 	}
@@ -235,6 +248,9 @@ func (s *Service) createAhead(o Options, fresh []string, remote map[string]repo.
 		go func() {
 			defer a.wg.Done()
 			t, err := s.cp.Store.Transport()
+			if err == nil {
+				defer t.Reset() // its open packs
+			}
 			for ref := range work {
 				select {
 				case <-a.quit:
@@ -266,14 +282,36 @@ func (a *ahead) result(ref string) (c createdSession, ok bool) {
 	if !ok {
 		return c, false
 	}
+	a.taken[ref] = true
 	return <-ch, true
 }
 
-// stop lets the workers finish the session each is making, and waits for them: nothing
-// is written once Pull has returned.
-func (a *ahead) stop() {
-	close(a.quit)
+// madeAhead is a session a worker made that Pull did not take.
+type madeAhead struct {
+	ref string
+	ps  PulledSession
+}
+
+// finish lets the workers finish the session each is making and waits for them, so that
+// nothing is written once Pull has returned; it returns the sessions they made that Pull
+// did not take (it stopped before them), in Pull's order.
+func (a *ahead) finish() []madeAhead {
+	a.stopped.Do(func() { close(a.quit) })
 	a.wg.Wait()
+	var out []madeAhead
+	for _, ref := range a.fresh {
+		if a.taken[ref] {
+			continue
+		}
+		select {
+		case c := <-a.results[ref]:
+			if c.done && c.err == nil {
+				out = append(out, madeAhead{ref, c.ps})
+			}
+		default: // never started
+		}
+	}
+	return out
 }
 
 // refusedIncoming words a refusal of what branch rel of a remote holds: the remote, the

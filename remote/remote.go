@@ -194,6 +194,9 @@ func (s *Service) scanAhead(repos []*repo.Repo, refs map[string]repo.Hash, o Opt
 	go func() {
 		defer close(sc.done)
 		t, terr := s.cp.Store.Transport()
+		if terr == nil {
+			defer t.Reset() // its open packs
+		}
 		for _, r := range repos {
 			var res scanned
 			res.head, res.err = r.Head()

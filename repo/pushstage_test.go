@@ -89,3 +89,50 @@ func TestPushManyRefs(t *testing.T) {
 	}
 	check(hs[1])
 }
+
+// TestPushClearsStagedRefs: refs a killed push left staged keep what they reach; a push of
+// a single ref clears them, and so does PruneMirror (a redaction's forced push would
+// otherwise leave the old history in the transport).
+func TestPushClearsStagedRefs(t *testing.T) {
+	r, hs := threeCommits(t)
+	tr, err := r.store.Transport()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := CopyHistory(r, tr, hs[2]); err != nil {
+		t.Fatal(err)
+	}
+	remote := t.TempDir()
+	gittest.Git(t, remote, "init", "-q", "--bare")
+	n, err := NewGitNetwork("system", nil)
+	if err != nil {
+		t.Skip(err)
+	}
+	leftover := map[string]Hash{pushStage + "heads/sessions/a": hs[1], pushStage + "heads/sessions/b": hs[0], SessionRefPrefix + "one": hs[2]}
+	staged := func() map[string]Hash {
+		t.Helper()
+		refs, err := tr.Refs(pushStage)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return refs
+	}
+	if err := tr.SetRefs(leftover, "x"); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Push(tr, remote, []string{SessionRefPrefix + "one:" + SessionRefPrefix + "one"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := staged(); len(got) > 0 {
+		t.Errorf("a push of one ref left the staged refs: %v", got)
+	}
+	if err := tr.SetRefs(leftover, "x"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.PruneMirror(); err != nil {
+		t.Fatal(err)
+	}
+	if got := staged(); len(got) > 0 {
+		t.Errorf("PruneMirror kept the staged refs: %v", got)
+	}
+}

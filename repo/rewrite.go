@@ -483,10 +483,14 @@ func (rw *Rewrite) rewriteReflogs() error {
 
 // PruneMirror drops the reflogs of a mirror such as the transport repository (they are
 // not history anyone reads) and then every object its refs no longer reach: after a
-// forced push replaced a remote's history, the old objects leave the mirror too. The
-// caller holds the repository's lock.
+// forced push replaced a remote's history, the old objects leave the mirror too. Refs a
+// killed push left staged go first: they would keep the old history. The caller holds the
+// repository's lock.
 func (r *Repo) PruneMirror() error {
 	if err := os.RemoveAll(filepath.Join(r.GitDir, "logs")); err != nil {
+		return err
+	}
+	if err := clearPushStage(r); err != nil {
 		return err
 	}
 	return r.pruneUnreachable()

@@ -692,6 +692,11 @@ func (n *GitNetwork) Push(t *Repo, url string, refspecs []string) error {
 		return nil
 	}
 	clearStaleLocks(t.GitDir)
+	// Refs a killed push left staged would keep what they reach in the transport (and out
+	// of PruneMirror's reach) until the next push of many refs: every push clears them.
+	if err := clearPushStage(t); err != nil {
+		return err
+	}
 	if n.Git != "" {
 		args := refspecs
 		if len(refspecs) >= manySpecs {
@@ -722,9 +727,22 @@ const manySpecs = 32
 // pushStage is where the transport holds, for the time of a push, the refs it sends.
 const pushStage = "refs/ckpt/push/"
 
+// clearPushStage deletes every ref under pushStage.
+func clearPushStage(t *Repo) error {
+	staged, err := t.Refs(pushStage)
+	if err != nil || len(staged) == 0 {
+		return err
+	}
+	clear := make(map[string]Hash, len(staged))
+	for ref := range staged {
+		clear[ref] = ZeroHash
+	}
+	return t.SetRefs(clear, "ckpt push")
+}
+
 // stagePush points pushStage+<name> at each ref that refspecs (all "[+]refs/heads/X:
-// refs/heads/X", with or without the same +) send, after clearing what a push killed
-// before left there, and returns the one refspec that sends them all and the func that
+// refs/heads/X", with or without the same +) send (Push cleared what a push killed before
+// left there), and returns the one refspec that sends them all and the func that
 // clears them. Other refspecs are left to git as they are (spec "").
 func stagePush(t *Repo, refspecs []string) (spec string, unstage func(), err error) {
 	force := strings.HasPrefix(refspecs[0], "+")
@@ -741,14 +759,7 @@ func stagePush(t *Repo, refspecs []string) (spec string, unstage func(), err err
 	if err != nil {
 		return "", nil, err
 	}
-	staged, err := t.Refs(pushStage)
-	if err != nil {
-		return "", nil, err
-	}
-	up := make(map[string]Hash, len(staged)+len(names))
-	for ref := range staged {
-		up[ref] = ZeroHash
-	}
+	up := make(map[string]Hash, len(names))
 	for _, name := range names {
 		h := heads["refs/heads/"+name]
 		if h == ZeroHash {

@@ -46,6 +46,10 @@ Examples:
 			endProgress(env)
 			printWarnings(env, rep)
 			if err != nil && !errors.Is(err, remote.ErrConflict) {
+				// What the pull did before it stopped (sessions made, brought up to date).
+				if rep != nil && len(rep.Sessions) > 0 && !c.Bool("json") {
+					printPull(env, rep)
+				}
 				return err
 			}
 			if c.Bool("json") {
