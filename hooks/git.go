@@ -147,7 +147,7 @@ fi
 const boundLinesRead = "16"
 
 // deferPreCommit hands pre-commit's checkpoint to prepare-commit-msg, so that a commit
-// starts one ckpt process instead of two: it leaves PreCommitMark, naming the git process
+// starts one ckpt process instead of two: it leaves a mark (PreCommitMarkSuffix), naming the git process
 // and the commit's author date, and exits. prepare-commit-msg takes the checkpoint when
 // the mark names its own commit (TakePreCommitMark); git commit --no-verify skips this
 // hook, so it takes none. Run by anything but git itself (another tool's hook running
@@ -162,16 +162,17 @@ next=
 { read -r next && read -r next; } 2>/dev/null <"$dir/prepare-commit-msg"
 if [ -n "$GIT_INDEX_FILE" ] && [ "${parent:-git}" = git ] && [ "$OS" != Windows_NT ] && [ -x "$dir/prepare-commit-msg" ] &&
 	[ "$next" = "` + gitHookMarker + `: prepare-commit-msg" ] && command -v ckpt >/dev/null 2>&1; then
-	case $GIT_INDEX_FILE in */*) mark=${GIT_INDEX_FILE%/*}/` + PreCommitMark + ` ;; *) mark=` + PreCommitMark + ` ;; esac
-	if { echo "$PPID $GIT_AUTHOR_DATE" >"$mark"; } 2>/dev/null; then
+	mark=$GIT_INDEX_FILE` + PreCommitMarkSuffix + `
+	if { rm -f "$mark" && (set -C && echo "$PPID $GIT_AUTHOR_DATE" >"$mark"); } 2>/dev/null; then
 		exit 0
 	fi
 fi
 `
 
-// PreCommitMark is the file, next to the index git commits, where ckpt's pre-commit hook
-// says that it ran for a commit (see deferPreCommit).
-const PreCommitMark = "CKPT_PRE_COMMIT"
+// PreCommitMarkSuffix makes, from the name of the index git commits ($GIT_INDEX_FILE), the
+// file where ckpt's pre-commit hook says that it ran for that commit (see deferPreCommit):
+// one per index, so two commits whose temporary indexes share a directory keep theirs.
+const PreCommitMarkSuffix = ".ckpt-pre-commit"
 
 // PendingTrailers is the file, next to the commit message, where prepare-commit-msg leaves
 // the trailers of a message the editor has yet to write, for commit-msg to add.

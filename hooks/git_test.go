@@ -391,7 +391,7 @@ func fakeCkpt(t *testing.T, log string) string {
 	// It says when ckpt's pre-commit hook left it its checkpoint (TakePreCommitMark).
 	write(t, filepath.Join(bin, "ckpt"), `#!/bin/sh
 m=
-mark=${GIT_INDEX_FILE%/*}/`+PreCommitMark+`
+mark=$GIT_INDEX_FILE`+PreCommitMarkSuffix+`
 if [ -f "$mark" ] && read -r pid date <"$mark" && [ "$pid $date" = "$PPID $GIT_AUTHOR_DATE" ]; then
 	m=" (pre-commit ran)"
 fi

@@ -219,6 +219,13 @@ func lastLinkedGit(workTree string, want []string) (map[string]linkedAt, bool) {
 		_ = cmd.Wait()
 		return at, true
 	}
+	if sc.Err() != nil {
+		// A line past the buffer (a commit with megabytes of trailers): the scan stopped
+		// with git still writing; no answer, and git must not be left blocked on the pipe.
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return nil, false
+	}
 	if err := cmd.Wait(); err != nil {
 		return nil, false
 	}

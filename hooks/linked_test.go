@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The answer the cache gives for a commit is git log's, commit after commit: plain ones,
@@ -220,4 +221,38 @@ func TestOpenGitDirsLeavesToGit(t *testing.T) {
 			t.Error("HEAD outside refs/heads")
 		}
 	})
+}
+
+// TestLastLinkedGitHugeTrailers: a commit whose trailers fill a line past the scanner's
+// buffer (anyone who can push a commit can plant one) gives no answer, and git log, still
+// writing, is not left blocked on the pipe: the call returns.
+func TestLastLinkedGitHugeTrailers(t *testing.T) {
+	isolateGit(t)
+	repo := newRepo(t)
+	var msg strings.Builder
+	msg.WriteString("huge\n\n")
+	for i := range 120_000 {
+		fmt.Fprintf(&msg, "Ckpt-Checkpoint: s%06d@abcdef0\n", i)
+	}
+	msgFile := filepath.Join(t.TempDir(), "msg")
+	if err := os.WriteFile(msgFile, []byte(msg.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	git(t, repo, "commit", "-q", "--allow-empty", "-F", msgFile)
+	for range 3 {
+		git(t, repo, "commit", "-q", "--allow-empty", "-m", "more history behind the huge one")
+	}
+	done := make(chan bool, 1)
+	go func() {
+		_, ok := lastLinkedGit(repo, []string{"zz"})
+		done <- ok
+	}()
+	select {
+	case ok := <-done:
+		if ok {
+			t.Error("an answer from a git log the scan could not read to its end")
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("lastLinkedGit hangs on a commit with megabytes of trailers")
+	}
 }

@@ -3,11 +3,12 @@ package hooks
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // markAncestors bounds how far up from its parent prepare-commit-msg looks for the git
@@ -26,11 +27,18 @@ func TakePreCommitMark(indexFile, authorDate string) (bool, error) {
 	if indexFile == "" {
 		return false, nil
 	}
-	path := filepath.Join(filepath.Dir(indexFile), PreCommitMark)
-	data, err := os.ReadFile(path)
+	path := indexFile + PreCommitMarkSuffix
+	fi, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return false, fmt.Errorf("%s: not a regular file; hint: remove it", path)
+	}
+	data, err := readMark(path)
 	if err != nil {
 		return false, fmt.Errorf("%s: %w", path, err)
 	}
@@ -43,6 +51,17 @@ func TakePreCommitMark(indexFile, authorDate string) (bool, error) {
 		return false, nil
 	}
 	return isAncestor(n, os.Getppid(), markAncestors), nil
+}
+
+// readMark reads at most the bytes a mark holds (a process id and a date): a mark is
+// written by a hook script, so anything longer is not one.
+func readMark(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, 128))
 }
 
 // isAncestor reports whether pid is p or one of the next n-1 processes above it. Without

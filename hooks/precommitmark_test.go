@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -29,7 +30,7 @@ func TestTakePreCommitMark(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			idx := filepath.Join(dir, "index")
-			mark := filepath.Join(dir, PreCommitMark)
+			mark := idx + PreCommitMarkSuffix
 			if tc.mark != "" {
 				write(t, mark, tc.mark, 0o644)
 			}
@@ -63,5 +64,51 @@ func TestIsAncestor(t *testing.T) {
 	}
 	if parentOf(-5) != 0 {
 		t.Errorf("parentOf a process that is not there")
+	}
+}
+
+// TestTakePreCommitMarkNotAFile: a directory, a symbolic link (to /dev/zero, say) or a file
+// far longer than a mark is no mark: an error or false, never a hang or a read without end.
+func TestTakePreCommitMarkNotAFile(t *testing.T) {
+	dir := t.TempDir()
+	idx := filepath.Join(dir, "index")
+	mark := idx + PreCommitMarkSuffix
+	if err := os.Mkdir(mark, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := TakePreCommitMark(idx, ""); ok || err == nil {
+		t.Errorf("a directory: %v, %v", ok, err)
+	}
+	if err := os.Remove(mark); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/dev/zero", mark); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := TakePreCommitMark(idx, ""); ok || err == nil {
+		t.Errorf("a symbolic link: %v, %v", ok, err)
+	}
+	if err := os.Remove(mark); err != nil {
+		t.Fatal(err)
+	}
+	write(t, mark, strconv.Itoa(os.Getppid())+" "+strings.Repeat("x", 1<<20)+"\n", 0o644)
+	if ok, err := TakePreCommitMark(idx, strings.Repeat("x", 1<<20)); ok || err != nil {
+		t.Errorf("a 1 MB mark: %v, %v", ok, err)
+	}
+}
+
+// TestPreCommitMarkPerIndex: two commits whose temporary indexes share a directory each
+// keep their own mark: taking one leaves the other.
+func TestPreCommitMarkPerIndex(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "index-a"), filepath.Join(dir, "index-b")
+	ppid := strconv.Itoa(os.Getppid())
+	write(t, a+PreCommitMarkSuffix, ppid+" @1 +0000\n", 0o644)
+	write(t, b+PreCommitMarkSuffix, ppid+" @2 +0000\n", 0o644)
+	if ok, err := TakePreCommitMark(a, "@1 +0000"); !ok || err != nil {
+		t.Errorf("index-a: %v, %v", ok, err)
+	}
+	if ok, err := TakePreCommitMark(b, "@2 +0000"); !ok || err != nil {
+		t.Errorf("index-b after index-a: %v, %v", ok, err)
 	}
 }

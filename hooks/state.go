@@ -434,6 +434,9 @@ func boundSessions(home string, keys []string) ([]string, *State, error) {
 	var listed []string
 	for _, k := range keys {
 		for _, id := range m[k] {
+			if _, err := repo.ParseSessionID(id); err != nil {
+				continue // not an id ckpt makes: its state path could lead anywhere
+			}
 			if !slices.Contains(listed, id) {
 				listed = append(listed, id)
 			}

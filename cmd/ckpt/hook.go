@@ -135,6 +135,7 @@ func runGitHook(c *cli.Context, env *Env) error {
 				if err := a.hookFailure(err); err != nil {
 					return err
 				}
+				err = nil // said as a warning (hooks.strict off): the commit goes on
 			}
 			switch {
 			case framework:
