@@ -162,10 +162,14 @@ next=
 { read -r next && read -r next; } 2>/dev/null <"$dir/prepare-commit-msg"
 if [ -n "$GIT_INDEX_FILE" ] && [ "${parent:-git}" = git ] && [ "$OS" != Windows_NT ] && [ -x "$dir/prepare-commit-msg" ] &&
 	[ "$next" = "` + gitHookMarker + `: prepare-commit-msg" ] && command -v ckpt >/dev/null 2>&1; then
+	# noclobber: a mark already there (a commit aborted before prepare-commit-msg took it)
+	# is not overwritten; this hook then takes the checkpoint itself, below.
 	mark=$GIT_INDEX_FILE` + PreCommitMarkSuffix + `
-	if { rm -f "$mark" && (set -C && echo "$PPID $GIT_AUTHOR_DATE" >"$mark"); } 2>/dev/null; then
+	set -C
+	if { echo "$PPID $GIT_AUTHOR_DATE" >"$mark"; } 2>/dev/null; then
 		exit 0
 	fi
+	set +C
 fi
 `
 
