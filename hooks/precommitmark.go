@@ -36,7 +36,7 @@ func TakePreCommitMark(indexFile, authorDate string) (bool, error) {
 		return false, fmt.Errorf("%s: %w", path, err)
 	}
 	if !fi.Mode().IsRegular() {
-		return false, fmt.Errorf("%s: not a regular file; hint: remove it", path)
+		return false, fmt.Errorf("%s: not a regular file, so not a mark ckpt wrote", path)
 	}
 	data, err := readMark(path)
 	if err != nil {

@@ -8,10 +8,10 @@ import (
 	"github.com/ckpt-dev/ckpt/internal/gittest"
 )
 
-// TestPushManyRefs: a push of many refs goes through pushStage: exactly the refs named
-// arrive (not a ref the remote moved past, not what a killed push left staged), forced
-// ones too, and nothing stays staged in the transport.
-func TestPushManyRefs(t *testing.T) {
+// pushSetup is a transport holding three commits, an empty bare remote and the system
+// git's network.
+func pushSetup(t *testing.T) (tr *Repo, hs []Hash, remote string, n *GitNetwork) {
+	t.Helper()
 	r, hs := threeCommits(t)
 	tr, err := r.store.Transport()
 	if err != nil {
@@ -20,12 +20,20 @@ func TestPushManyRefs(t *testing.T) {
 	if _, err := CopyHistory(r, tr, hs[2]); err != nil {
 		t.Fatal(err)
 	}
-	remote := t.TempDir()
+	remote = t.TempDir()
 	gittest.Git(t, remote, "init", "-q", "--bare")
-	n, err := NewGitNetwork("system", nil)
+	n, err = NewGitNetwork("system", nil)
 	if err != nil {
 		t.Skip(err)
 	}
+	return tr, hs, remote, n
+}
+
+// TestPushManyRefs: a push of many refs goes through pushStage: exactly the refs named
+// arrive (not a ref the remote moved past, not what a killed push left staged), forced
+// ones too, and nothing stays staged in the transport.
+func TestPushManyRefs(t *testing.T) {
+	tr, hs, remote, n := pushSetup(t)
 	// The remote has moved stale past what the transport holds.
 	if err := tr.SetRefs(map[string]Hash{SessionRefPrefix + "stale": hs[2]}, "x"); err != nil {
 		t.Fatal(err)
@@ -94,20 +102,7 @@ func TestPushManyRefs(t *testing.T) {
 // a single ref clears them, and so does PruneMirror (a redaction's forced push would
 // otherwise leave the old history in the transport).
 func TestPushClearsStagedRefs(t *testing.T) {
-	r, hs := threeCommits(t)
-	tr, err := r.store.Transport()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := CopyHistory(r, tr, hs[2]); err != nil {
-		t.Fatal(err)
-	}
-	remote := t.TempDir()
-	gittest.Git(t, remote, "init", "-q", "--bare")
-	n, err := NewGitNetwork("system", nil)
-	if err != nil {
-		t.Skip(err)
-	}
+	tr, hs, remote, n := pushSetup(t)
 	leftover := map[string]Hash{pushStage + "heads/sessions/a": hs[1], pushStage + "heads/sessions/b": hs[0], SessionRefPrefix + "one": hs[2]}
 	staged := func() map[string]Hash {
 		t.Helper()
