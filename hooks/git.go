@@ -412,17 +412,24 @@ func isOurHook(data []byte) bool {
 // regularExists reports whether a kept original is at path; a kept original that is not a
 // regular file is an error because ckpt only ever renames regular files there.
 func regularExists(path string) (bool, error) {
-	fi, err := os.Lstat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("%s: %w", path, err)
-	}
-	if !fi.Mode().IsRegular() {
+	exists, regular, err := lstatRegular(path)
+	if exists && !regular {
 		return false, fmt.Errorf("%s: %w: kept original is not a regular file", path, ErrForeignHook)
 	}
-	return true, nil
+	return exists, err
+}
+
+// lstatRegular reports whether something is at path, without following a symbolic link,
+// and whether it is a regular file.
+func lstatRegular(path string) (exists, regular bool, err error) {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, false, nil
+	}
+	if err != nil {
+		return false, false, fmt.Errorf("%s: %w", path, err)
+	}
+	return true, fi.Mode().IsRegular(), nil
 }
 
 // linkedDepth is how many code commits LastLinked reads back.

@@ -28,14 +28,11 @@ func TakePreCommitMark(indexFile, authorDate string) (bool, error) {
 		return false, nil
 	}
 	path := indexFile + PreCommitMarkSuffix
-	fi, err := os.Lstat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
+	exists, regular, err := lstatRegular(path)
+	if !exists || err != nil {
+		return false, err
 	}
-	if err != nil {
-		return false, fmt.Errorf("%s: %w", path, err)
-	}
-	if !fi.Mode().IsRegular() {
+	if !regular {
 		return false, fmt.Errorf("%s: not a regular file, so not a mark ckpt wrote", path)
 	}
 	data, err := readMark(path)
